@@ -1,0 +1,202 @@
+"""Baccarat rules (RULES.md section 2): card values, the coup, and what each bet wins.
+
+Pure functions over plain values. Cards are the canonical strings of
+`domain/cards.py`; outcomes and spots are the plain strings "player",
+"banker" and "tie", so that they can be stored in events as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from domain.cards import DECKS_MAX, RANKS, SUITS, InvalidCard
+from domain.money import fraction_down
+
+PLAYER = "player"
+BANKER = "banker"
+TIE = "tie"
+SPOTS: tuple[str, ...] = (PLAYER, BANKER, TIE)
+OUTCOMES: tuple[str, ...] = (PLAYER, BANKER, TIE)
+
+# A winning banker bet is paid 1:1 less 5% commission.
+BANKER_PAYS_NUMERATOR = 19
+BANKER_PAYS_DENOMINATOR = 20
+TIE_PAYS_MAX = 100
+
+_RANK_VALUES = {"A": 1, "10": 0, "J": 0, "Q": 0, "K": 0} | {str(n): n for n in range(2, 10)}
+# Every canonical card and bare rank -> value: one lookup per card in bulk checks.
+_CARD_VALUES = {rank: _RANK_VALUES[rank] for rank in RANKS} | {
+    rank + suit: _RANK_VALUES[rank] for rank in RANKS for suit in SUITS
+}
+_NATURAL_TOTAL_MIN = 8
+_STANDS_TOTAL_MIN = 6
+_ALL_VALUES = frozenset(range(10))
+# Banker total -> values of the Player's third card on which the Banker draws.
+_BANKER_DRAWS_AGAINST: dict[int, frozenset[int]] = {
+    0: _ALL_VALUES,
+    1: _ALL_VALUES,
+    2: _ALL_VALUES,
+    3: _ALL_VALUES - {8},
+    4: frozenset(range(2, 8)),
+    5: frozenset(range(4, 8)),
+    6: frozenset({6, 7}),
+    7: frozenset(),
+}
+
+
+class NotEnoughCards(ValueError):
+    """The cards ran out before the coup was complete."""
+
+
+class UnknownSpot(ValueError):
+    """A bet on something other than player, banker or tie."""
+
+
+def card_value(card: str) -> int:
+    """A = 1, 2-9 = face value, 10/J/Q/K = 0, for a canonical card ("QH" or "Q")."""
+    value = _CARD_VALUES.get(card)
+    if value is None:
+        raise InvalidCard(f"{card!r} is not a canonical card such as \"QH\" or \"10\"")
+    return value
+
+
+def hand_total(cards: Sequence[str]) -> int:
+    """The sum of the card values, modulo 10."""
+    try:
+        return sum(map(_CARD_VALUES.__getitem__, cards)) % 10
+    except KeyError as error:
+        raise InvalidCard(f"{error.args[0]!r} is not a canonical card such as \"QH\" or \"10\"") from None
+
+
+def is_natural(total: int) -> bool:
+    """A two-card 8 or 9 ends the coup for both hands."""
+    return total >= _NATURAL_TOTAL_MIN
+
+
+def player_draws(player_total: int) -> bool:
+    """The Player draws on 0-5 and stands on 6-7."""
+    return player_total < _STANDS_TOTAL_MIN
+
+
+def banker_draws(banker_total: int, player_third_value: int | None) -> bool:
+    """The Banker's tableau; `player_third_value` is None when the Player stood."""
+    if player_third_value is None:
+        return banker_total < _STANDS_TOTAL_MIN
+    return player_third_value in _BANKER_DRAWS_AGAINST.get(banker_total, frozenset())
+
+
+def outcome_of(player_total: int, banker_total: int) -> str:
+    """Higher total wins; equal totals tie."""
+    if player_total == banker_total:
+        return TIE
+    return PLAYER if player_total > banker_total else BANKER
+
+
+@dataclass(frozen=True, slots=True)
+class Coup:
+    """One complete coup: the cards each hand received, in order, and the result."""
+
+    player_cards: tuple[str, ...]
+    banker_cards: tuple[str, ...]
+    player_total: int
+    banker_total: int
+    outcome: str
+
+    def __post_init__(self) -> None:
+        assert 2 <= len(self.player_cards) <= 3 and 2 <= len(self.banker_cards) <= 3
+        assert self.player_total == hand_total(self.player_cards)
+        assert self.banker_total == hand_total(self.banker_cards)
+        assert self.outcome == outcome_of(self.player_total, self.banker_total)
+
+    @property
+    def cards_used(self) -> int:
+        return len(self.player_cards) + len(self.banker_cards)
+
+    @property
+    def player_drew_third(self) -> bool:
+        return len(self.player_cards) == 3
+
+    @property
+    def banker_drew_third(self) -> bool:
+        return len(self.banker_cards) == 3
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON shape of API.md, with lists rather than tuples."""
+        return {
+            PLAYER: {"cards": list(self.player_cards), "total": self.player_total},
+            BANKER: {"cards": list(self.banker_cards), "total": self.banker_total},
+            "outcome": self.outcome,
+        }
+
+
+def play_coup(cards: Sequence[str]) -> Coup:
+    """Deal P, B, P, B from `cards`, then the third cards the rules call for.
+
+    Cards beyond those the coup uses are ignored.
+    """
+    player = [_card_at(cards, 0), _card_at(cards, 2)]
+    banker = [_card_at(cards, 1), _card_at(cards, 3)]
+    banker_total = hand_total(banker)
+    if not (is_natural(hand_total(player)) or is_natural(banker_total)):
+        player_third_value = _draw_player_third(cards, player)
+        if banker_draws(banker_total, player_third_value):
+            banker.append(_card_at(cards, len(player) + len(banker)))
+    return _finished_coup(player, banker)
+
+
+def _draw_player_third(cards: Sequence[str], player: list[str]) -> int | None:
+    """Give the Player a third card if the rules say so; its value, or None if it stood."""
+    if not player_draws(hand_total(player)):
+        return None
+    player.append(_card_at(cards, 4))
+    return card_value(player[-1])
+
+
+def _card_at(cards: Sequence[str], index: int) -> str:
+    if index >= len(cards):
+        raise NotEnoughCards(f"the coup needs card {index + 1} but only {len(cards)} were given")
+    return cards[index]
+
+
+def _finished_coup(player: list[str], banker: list[str]) -> Coup:
+    player_total, banker_total = hand_total(player), hand_total(banker)
+    outcome = outcome_of(player_total, banker_total)
+    return Coup(tuple(player), tuple(banker), player_total, banker_total, outcome)
+
+
+@dataclass(frozen=True, slots=True)
+class BaccaratVariant:
+    """A table's game: how many decks its shoe holds and what a tie pays (to 1)."""
+
+    name: str
+    decks: int
+    tie_pays: int
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.decks <= DECKS_MAX:
+            raise ValueError(f"baccarat variant {self.name!r}: decks must be 1 to {DECKS_MAX}")
+        if not 1 <= self.tie_pays <= TIE_PAYS_MAX:
+            raise ValueError(f"baccarat variant {self.name!r}: tie pays 1 to {TIE_PAYS_MAX}")
+
+
+P2P = BaccaratVariant(name="p2p", decks=6, tie_pays=9)
+HOUSE = BaccaratVariant(name="house", decks=8, tie_pays=8)
+VARIANTS: dict[str, BaccaratVariant] = {P2P.name: P2P, HOUSE.name: HOUSE}
+
+
+def bet_net_cents(spot: str, stake_cents: int, outcome: str, tie_pays: int) -> int:
+    """What a settled bet wins (positive), loses (-stake) or pushes (0), in cents."""
+    if spot not in SPOTS:
+        raise UnknownSpot(f"{spot!r} is not a baccarat spot: expected one of {', '.join(SPOTS)}")
+    assert stake_cents > 0 and outcome in OUTCOMES and tie_pays > 0
+    if spot == TIE:
+        return stake_cents * tie_pays if outcome == TIE else -stake_cents
+    if outcome == TIE:
+        return 0  # Player and banker bets are returned on a tie.
+    if spot != outcome:
+        return -stake_cents
+    if spot == BANKER:
+        # Banker pays 19:20 (1:1 less 5%), a fractional cent rounded down.
+        return fraction_down(stake_cents, BANKER_PAYS_NUMERATOR, BANKER_PAYS_DENOMINATOR)
+    return stake_cents

@@ -1,0 +1,66 @@
+"""Domain errors: client mistakes with a stable code, mapped to 4xx answers at the edge.
+
+`kind` says what sort of mistake it is, so the edge can pick a status without
+the domain knowing about HTTP. `assert` remains for our own bugs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class DomainError(Exception):
+    code: ClassVar[str] = "domain_error"
+    kind: ClassVar[str] = "invalid"  # invalid | not_found | conflict | forbidden
+
+    def __init__(self, detail: str, **facts: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.facts = facts
+
+
+class InvalidAmount(DomainError):
+    code = "invalid_amount"
+
+
+class InvalidMode(DomainError):
+    code = "unknown_mode"
+
+
+class InvalidPlayerId(DomainError):
+    code = "invalid_player_id"
+
+
+class UnknownPlayer(DomainError):
+    code = "unknown_player"
+    kind = "not_found"
+
+
+class PlayerExists(DomainError):
+    code = "player_exists"
+    kind = "conflict"
+
+
+class InsufficientFunds(DomainError):
+    code = "insufficient_funds"
+    kind = "conflict"
+
+
+class UnknownHold(DomainError):
+    code = "unknown_hold"
+    kind = "conflict"
+
+
+class InvalidPointsChange(DomainError):
+    code = "invalid_points_change"
+
+
+class IdempotencyKeyReused(DomainError):
+    code = "idempotency_key_reused"
+
+
+class ConcurrencyExhausted(DomainError):
+    """The command kept losing optimistic-concurrency races; nothing was applied."""
+
+    code = "concurrent_update"
+    kind = "unavailable"

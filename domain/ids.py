@@ -1,0 +1,44 @@
+"""Stable aggregate ids derived from the caller's names, so a lookup needs no index."""
+
+from __future__ import annotations
+
+import re
+from uuid import UUID, uuid5
+
+from domain.errors import InvalidMode, InvalidPlayerId
+
+# A fixed namespace: changing it would orphan every stored aggregate.
+NAMESPACE = UUID("6f1d3c8e-2b0a-4f55-9a53-0c6b0d2a7e41")
+MODES = ("real", "play")
+PLAYER_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def check_player_id(player_id: str) -> str:
+    if not PLAYER_ID_PATTERN.match(player_id):
+        raise InvalidPlayerId(
+            f"player id {player_id[:80]!r} must be 1-64 letters, digits, '_' or '-'"
+        )
+    return player_id
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise InvalidMode(f"mode {mode[:40]!r} is not one of: real, play")
+    return mode
+
+
+def player_account(player_id: str) -> str:
+    """The ledger account of a player's wallet (one per mode; postings carry the mode)."""
+    return f"player:{player_id}"
+
+
+def player_uuid(player_id: str) -> UUID:
+    return uuid5(NAMESPACE, f"player/{player_id}")
+
+
+def wallet_uuid(player_id: str, mode: str) -> UUID:
+    return uuid5(NAMESPACE, f"wallet/{player_id}/{mode}")
+
+
+def receipt_uuid(scoped_key: str) -> UUID:
+    return uuid5(NAMESPACE, f"receipt/{scoped_key}")

@@ -1,0 +1,145 @@
+"""Provably fair shoes: a secret seed fixes the card order, its hash is published first.
+
+Algorithm "fy-sha256-v1", precise enough to re-implement (see also docs/shuffle.md):
+
+1. Seed: 32 bytes from the operating system's CSPRNG, written as 64 lowercase
+   hexadecimal characters. Only `draw_seed` touches randomness; everything
+   below is a pure function of the seed.
+2. Commitment: SHA-256 of the 32 raw seed bytes (not of the hex text), as 64
+   lowercase hexadecimal characters. It is published before bets are taken.
+3. Generator: block k (k = 0, 1, 2, ...) is SHA-256(seed bytes || k as an
+   8-byte big-endian unsigned integer). Each 32-byte block is read as four
+   64-bit big-endian unsigned words, in order; blocks are used in order.
+4. uniform_below(n), for 1 <= n <= 2**64: take the next word w; let
+   limit = 2**64 - (2**64 mod n); if w < limit return w mod n, else discard w
+   and take the next word. Every result 0..n-1 is equally likely.
+5. Shuffle: the starting list is the unshuffled shoe of `domain/cards.py`
+   (deck after deck; each deck AS, 2S, ..., KS, AH, ..., KH, AD, ..., KC).
+   Fisher-Yates from the end: for i from len-1 down to 1, j = uniform_below(i + 1),
+   swap the items at i and j. Index 0 of the result is the first card dealt.
+6. Certification shoes (test mode only): the requested prefix comes first in
+   dealing order. Each suited prefix card ("QH") removes the first remaining
+   copy of that card from the unshuffled shoe; then each bare rank ("Q"), in
+   prefix order, removes the first remaining card of that rank. What remains,
+   still in unshuffled order, is shuffled as in step 5 with the seed and
+   follows the prefix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import string
+import struct
+from collections.abc import Sequence
+
+from domain.cards import RANKS, build_shoe_cards, parse_card
+
+SHUFFLE_ALGORITHM = "fy-sha256-v1"
+SEED_BYTES = 32
+_WORD_RANGE = 2**64
+_WORDS_PER_BLOCK = struct.Struct(">4Q")
+_HEX_DIGITS = frozenset(string.hexdigits)
+
+
+class InvalidSeed(ValueError):
+    """A seed that is not 64 hexadecimal characters."""
+
+
+class CardNotInShoe(ValueError):
+    """A certification prefix asks for a card the shoe no longer holds."""
+
+
+def draw_seed() -> str:
+    """A fresh 256-bit seed from the OS CSPRNG; the one impure function of this module."""
+    return secrets.token_bytes(SEED_BYTES).hex()
+
+
+def seed_bytes(seed_hex: str) -> bytes:
+    """The 32 raw bytes of a seed written as 64 hexadecimal characters."""
+    if len(seed_hex) != 2 * SEED_BYTES:
+        raise InvalidSeed(f"a seed is {2 * SEED_BYTES} hexadecimal characters, not {len(seed_hex)}")
+    # Checked here because bytes.fromhex would quietly skip spaces.
+    if not set(seed_hex) <= _HEX_DIGITS:
+        raise InvalidSeed("a seed must contain only hexadecimal characters")
+    return bytes.fromhex(seed_hex)
+
+
+def commitment(seed_hex: str) -> str:
+    """SHA-256 of the 32 raw seed bytes, as 64 lowercase hexadecimal characters."""
+    return hashlib.sha256(seed_bytes(seed_hex)).hexdigest()
+
+
+class SeededGenerator:
+    """The deterministic word stream of step 3 and the unbiased draw of step 4."""
+
+    def __init__(self, seed_hex: str) -> None:
+        self._seed = seed_bytes(seed_hex)
+        self._block_index = 0
+        self._words: list[int] = []
+
+    def next_word(self) -> int:
+        """The next 64-bit unsigned word of the stream."""
+        if not self._words:
+            block = hashlib.sha256(self._seed + self._block_index.to_bytes(8, "big")).digest()
+            self._block_index += 1
+            # Reversed so that pop() hands the words out in block order.
+            self._words = list(reversed(_WORDS_PER_BLOCK.unpack(block)))
+        return self._words.pop()
+
+    def uniform_below(self, n: int) -> int:
+        """A uniform integer in 0..n-1, by rejection: no modulo bias."""
+        assert 1 <= n <= _WORD_RANGE
+        limit = _WORD_RANGE - _WORD_RANGE % n
+        while True:
+            word = self.next_word()
+            if word < limit:
+                return word % n
+
+
+def shuffle(cards: Sequence[str], seed_hex: str) -> list[str]:
+    """A new list: `cards` in the Fisher-Yates order fixed by the seed (step 5)."""
+    generator = SeededGenerator(seed_hex)
+    shuffled = list(cards)
+    for i in range(len(shuffled) - 1, 0, -1):
+        j = generator.uniform_below(i + 1)
+        shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
+    return shuffled
+
+
+def shuffled_shoe(seed_hex: str, decks: int) -> list[str]:
+    """The whole shoe of `decks` decks in the order fixed by the seed."""
+    return shuffle(build_shoe_cards(decks), seed_hex)
+
+
+def certification_shoe(prefix: Sequence[str], seed_hex: str, decks: int) -> list[str]:
+    """The prefix in dealing order, then the rest of the shoe shuffled with the seed (step 6)."""
+    requested = [parse_card(text) for text in prefix]
+    remaining = build_shoe_cards(decks)
+    chosen: list[str | None] = [None] * len(requested)
+    # Suited cards first, so that a bare rank never takes a card named later in the prefix.
+    for index, card in enumerate(requested):
+        if card not in RANKS:
+            chosen[index] = _take_card(remaining, card, decks)
+    for index, card in enumerate(requested):
+        if card in RANKS:
+            chosen[index] = _take_rank(remaining, card, decks)
+    dealt = [card for card in chosen if card is not None]
+    assert len(dealt) == len(requested)
+    return dealt + shuffle(remaining, seed_hex)
+
+
+def _take_card(remaining: list[str], card: str, decks: int) -> str:
+    """Remove the first copy of `card` from `remaining`, or refuse."""
+    if card not in remaining:
+        raise CardNotInShoe(f"a shoe of {decks} decks holds only {decks} of {card}")
+    remaining.remove(card)
+    return card
+
+
+def _take_rank(remaining: list[str], rank: str, decks: int) -> str:
+    """Remove the first remaining card of `rank` (in unshuffled order), or refuse."""
+    for index, card in enumerate(remaining):
+        if card[:-1] == rank:
+            return remaining.pop(index)
+    raise CardNotInShoe(f"a shoe of {decks} decks holds only {4 * decks} cards of rank {rank}")

@@ -1,0 +1,196 @@
+"""The wallet aggregate: one per player and mode, the player's sub-ledger.
+
+Every event that moves money carries its `postings`: [account, cents] pairs of
+the double-entry journal. A wallet event posts the player's own leg, plus the
+counter leg when the counterparty is a casino account or the cashier. A
+transfer between two players (P2P settlement) posts one leg on each wallet in
+the same atomic save; the application checks that every save balances.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate, event
+
+from domain.errors import InsufficientFunds, InvalidAmount, UnknownHold
+from domain.ids import player_account, wallet_uuid
+from domain.money import format_cents
+
+CASHIER = "cashier"
+CASINO_BANK = "casino:bank"
+CASINO_COMMISSION = "casino:commission"
+Postings = list[list[Any]]  # [[account: str, cents: int], ...]; lists survive JSON, tuples do not
+
+
+class Wallet(Aggregate):
+    TOPIC = "casino:Wallet"
+
+    class Created(Aggregate.Created):
+        TOPIC = "casino:Wallet.Created"
+        player_id: str
+        mode: str
+
+    @staticmethod
+    def create_id(player_id: str, mode: str) -> UUID:
+        return wallet_uuid(player_id, mode)
+
+    @event(Created)
+    def __init__(self, player_id: str, mode: str) -> None:
+        self.player_id = player_id
+        self.mode = mode
+        self.balance_cents = 0
+        self.holds: dict[str, int] = {}  # round id -> cents reserved for that round
+        self.points = 0
+        self.last_round: dict[str, Any] | None = None
+
+    # Read side.
+
+    @property
+    def account(self) -> str:
+        return player_account(self.player_id)
+
+    @property
+    def held_cents(self) -> int:
+        return sum(self.holds.values())
+
+    @property
+    def available_cents(self) -> int:
+        return self.balance_cents - self.held_cents
+
+    # Commands: each validates, then triggers one event.
+
+    def deposit(self, transaction_id: str, amount_cents: int) -> None:
+        _check_positive(amount_cents)
+        postings = [[self.account, amount_cents], [CASHIER, -amount_cents]]
+        self._deposited(transaction_id, amount_cents, postings, self.balance_cents + amount_cents)
+
+    def withdraw(self, transaction_id: str, amount_cents: int) -> None:
+        _check_positive(amount_cents)
+        self._check_available(amount_cents, "withdraw")
+        postings = [[self.account, -amount_cents], [CASHIER, amount_cents]]
+        self._withdrawn(transaction_id, amount_cents, postings, self.balance_cents - amount_cents)
+
+    def hold(self, round_id: str, amount_cents: int) -> None:
+        _check_positive(amount_cents)
+        self._check_available(amount_cents, "hold")
+        self._funds_held(round_id, amount_cents)
+
+    def release(self, round_id: str, amount_cents: int | None = None) -> None:
+        """Give back part (or, with no amount, all) of a round's hold."""
+        held = self._held_for(round_id)
+        amount = held if amount_cents is None else amount_cents
+        if not 0 < amount <= held:
+            raise InvalidAmount(
+                f"cannot release {format_cents(amount)}: round holds {format_cents(held)}"
+            )
+        self._hold_released(round_id, amount)
+
+    def settle(self, round_id: str, net_cents: int, counter_account: str | None) -> None:
+        """End a round for this wallet: release its hold and post the result.
+
+        `counter_account` is the casino account on the other side (house games),
+        or None when another wallet posts the other leg in the same save (P2P).
+        """
+        held = self.holds.get(round_id, 0)
+        available_after = self.available_cents + held + net_cents
+        assert available_after >= 0, "a round's result can never exceed what it held"
+        postings: Postings = [[self.account, net_cents]]
+        if counter_account is not None:
+            postings.append([counter_account, -net_cents])
+        self._settled(round_id, net_cents, held, postings, self.balance_cents + net_cents)
+
+    def charge_commission(self, round_id: str, commission_cents: int) -> None:
+        """Charge the P2P dealer's commission for a round into casino:commission."""
+        assert commission_cents >= 0
+        assert commission_cents <= self.available_cents, "commission is covered by the hold"
+        postings = [[self.account, -commission_cents], [CASINO_COMMISSION, commission_cents]]
+        self._commission_charged(
+            round_id, commission_cents, postings, self.balance_cents - commission_cents
+        )
+
+    def change_points(self, change: int, role: str, round_id: str | None, reason: str) -> None:
+        """Move dealer points; they may go below zero (RULES.md 2.1)."""
+        self._points_changed(change, role, round_id, reason, self.points + change)
+
+    # Events: the bodies re-run on every replay, so they only check and assign.
+
+    @event("Deposited", topic="casino:Wallet.Deposited")
+    def _deposited(
+        self, transaction_id: str, amount_cents: int, postings: Postings, balance_after_cents: int
+    ) -> None:
+        self._post(postings, balance_after_cents)
+
+    @event("Withdrawn", topic="casino:Wallet.Withdrawn")
+    def _withdrawn(
+        self, transaction_id: str, amount_cents: int, postings: Postings, balance_after_cents: int
+    ) -> None:
+        self._post(postings, balance_after_cents)
+
+    @event("FundsHeld", topic="casino:Wallet.FundsHeld")
+    def _funds_held(self, round_id: str, amount_cents: int) -> None:
+        self.holds[round_id] = self.holds.get(round_id, 0) + amount_cents
+
+    @event("HoldReleased", topic="casino:Wallet.HoldReleased")
+    def _hold_released(self, round_id: str, amount_cents: int) -> None:
+        remaining = self.holds[round_id] - amount_cents
+        if remaining:
+            self.holds[round_id] = remaining
+        else:
+            del self.holds[round_id]
+
+    @event("RoundSettled", topic="casino:Wallet.RoundSettled")
+    def _settled(
+        self,
+        round_id: str,
+        net_cents: int,
+        released_cents: int,
+        postings: Postings,
+        balance_after_cents: int,
+    ) -> None:
+        assert self.holds.pop(round_id, 0) == released_cents, "settled a hold it did not have"
+        self._post(postings, balance_after_cents)
+        self.last_round = {"round_id": round_id, "net_cents": net_cents, "commission_cents": 0}
+
+    @event("CommissionCharged", topic="casino:Wallet.CommissionCharged")
+    def _commission_charged(
+        self, round_id: str, commission_cents: int, postings: Postings, balance_after_cents: int
+    ) -> None:
+        self._post(postings, balance_after_cents)
+        if self.last_round is not None and self.last_round["round_id"] == round_id:
+            self.last_round["net_cents"] -= commission_cents
+            self.last_round["commission_cents"] += commission_cents
+
+    @event("PointsChanged", topic="casino:Wallet.PointsChanged")
+    def _points_changed(
+        self, change: int, role: str, round_id: str | None, reason: str, points_after: int
+    ) -> None:
+        self.points = points_after
+
+    # Helpers.
+
+    def _post(self, postings: Postings, balance_after_cents: int) -> None:
+        """Apply the player's leg; the balance it yields must match the recorded one."""
+        own_change = sum(cents for account, cents in postings if account == self.account)
+        assert self.balance_cents + own_change == balance_after_cents, "ledger out of step"
+        self.balance_cents = balance_after_cents
+
+    def _check_available(self, amount_cents: int, action: str) -> None:
+        if amount_cents > self.available_cents:
+            raise InsufficientFunds(
+                f"cannot {action} {format_cents(amount_cents)}: "
+                f"only {format_cents(self.available_cents)} available",
+                available=format_cents(self.available_cents),
+                shortfall=format_cents(amount_cents - self.available_cents),
+            )
+
+    def _held_for(self, round_id: str) -> int:
+        if round_id not in self.holds:
+            raise UnknownHold(f"no funds are held for round {round_id}")
+        return self.holds[round_id]
+
+
+def _check_positive(amount_cents: int) -> None:
+    if amount_cents <= 0:
+        raise InvalidAmount("amount must be greater than zero")

@@ -1,0 +1,92 @@
+"""Configuration: read from the environment (and `.env`), validated once at start-up.
+
+A bad setting stops start-up with a message that names it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ROLES = ("service", "operator", "auditor")
+DEV_KEYS = {"dev-service": "service", "dev-operator": "operator", "dev-auditor": "auditor"}
+DEFAULT_DATABASE_URL = "sqlite:///var/casino.sqlite"
+
+
+class ConfigError(Exception):
+    """A setting is missing or wrong; the message names it."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="CASINO_", env_file=".env", extra="ignore", frozen=True
+    )
+
+    database_url: str = DEFAULT_DATABASE_URL
+    api_keys: str = ""
+    env: Literal["development", "production"] = "development"
+    test_mode: bool = False
+    idle_timeout_seconds: int = Field(default=600, ge=1, le=86_400)
+    resume_window_seconds: int = Field(default=600, ge=1, le=86_400)
+    db_pool_size: int = Field(default=5, ge=1, le=100)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_store(cls, url: str) -> str:
+        if url.startswith("sqlite:///") and len(url) > len("sqlite:///"):
+            return url
+        if url.startswith(("postgresql://", "postgres://")):
+            return url
+        raise ValueError("must be sqlite:///path/to/file.sqlite or postgresql://user@host:port/db")
+
+    @field_validator("api_keys")
+    @classmethod
+    def _well_formed_keys(cls, text: str) -> str:
+        parse_api_keys(text)
+        return text
+
+    def keys(self) -> dict[str, str]:
+        """API key -> role. With none configured outside production: the dev keys."""
+        configured = parse_api_keys(self.api_keys)
+        return configured or dict(DEV_KEYS)
+
+    @property
+    def uses_dev_keys(self) -> bool:
+        return not parse_api_keys(self.api_keys)
+
+
+def parse_api_keys(text: str) -> dict[str, str]:
+    keys: dict[str, str] = {}
+    for pair in filter(None, (part.strip() for part in text.split(","))):
+        role, separator, key = pair.partition("=")
+        if not separator or role.strip() not in ROLES or not key.strip():
+            raise ValueError(f"'{pair}' is not role=key with a role among {', '.join(ROLES)}")
+        keys[key.strip()] = role.strip()
+    return keys
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read and check every setting, or raise ConfigError naming the bad ones."""
+    try:
+        settings = Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as error:
+        problems = "; ".join(
+            f"CASINO_{'_'.join(str(part) for part in issue['loc']).upper()}: {issue['msg']}"
+            for issue in error.errors()
+        )
+        raise ConfigError(problems) from None
+    if settings.env == "production":
+        _check_production(settings)
+    return settings
+
+
+def _check_production(settings: Settings) -> None:
+    if settings.uses_dev_keys:
+        raise ConfigError("CASINO_API_KEYS: production refuses the dev keys; configure real keys")
+    if any(key in DEV_KEYS for key in settings.keys()):
+        raise ConfigError("CASINO_API_KEYS: production refuses the dev-* keys")
+    if settings.test_mode:
+        raise ConfigError("CASINO_TEST_MODE: certification mode is refused in production")

@@ -1,0 +1,119 @@
+"""Connections for the read models, beside the event store, on SQLite or PostgreSQL."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from psycopg_pool import ConnectionPool
+
+from projections.base import Cursor
+
+SQLITE_BUSY_TIMEOUT_SECONDS = 10.0
+POSTGRES_CONNECT_TIMEOUT_SECONDS = 5
+# One advisory lock serialises the projector's writers, whichever process they run in.
+PROJECTION_LOCK_KEY = 72_010_001
+
+
+class SQLiteDatabase:
+    dialect = "sqlite"
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(
+            self.path, timeout=SQLITE_BUSY_TIMEOUT_SECONDS, isolation_level=None
+        )
+        connection.execute("PRAGMA journal_mode=WAL")
+        return connection
+
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[Cursor]:
+        connection = self._connect()
+        try:
+            cursor = connection.cursor()
+            cursor.execute(begin)
+            try:
+                yield cursor  # type: ignore[misc]
+            except BaseException:
+                connection.rollback()
+                raise
+            connection.commit()
+        finally:
+            connection.close()
+
+    def read(self) -> Any:
+        return self._transaction("BEGIN")
+
+    def write(self) -> Any:
+        # IMMEDIATE takes SQLite's write lock at once: one projector writer at a time.
+        return self._transaction("BEGIN IMMEDIATE")
+
+    def script(self, sql: str) -> None:
+        connection = self._connect()
+        try:
+            connection.executescript(sql)
+        finally:
+            connection.close()
+
+    def close(self) -> None:
+        pass
+
+
+class _PostgresCursor:
+    """Lets the read models write `?` placeholders on PostgreSQL too."""
+
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._cursor.execute(sql.replace("?", "%s"), params)
+
+    def fetchone(self) -> Sequence[Any] | None:
+        row: Sequence[Any] | None = self._cursor.fetchone()
+        return row
+
+    def fetchall(self) -> list[Sequence[Any]]:
+        return list(self._cursor.fetchall())
+
+
+class PostgresDatabase:
+    dialect = "postgres"
+
+    def __init__(self, conninfo: str, schema: str, pool_size: int) -> None:
+        self.schema = schema
+        self.pool = ConnectionPool(
+            conninfo,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={
+                "options": f"-c search_path={schema} -c lock_timeout=5000",
+                "connect_timeout": POSTGRES_CONNECT_TIMEOUT_SECONDS,
+            },
+            timeout=POSTGRES_CONNECT_TIMEOUT_SECONDS,
+            open=True,
+        )
+
+    @contextmanager
+    def _transaction(self, lock: bool) -> Iterator[Cursor]:
+        with self.pool.connection() as connection, connection.transaction():
+            cursor = _PostgresCursor(connection.cursor())
+            if lock:
+                cursor.execute("SELECT pg_advisory_xact_lock(?)", (PROJECTION_LOCK_KEY,))
+            yield cursor
+
+    def read(self) -> Any:
+        return self._transaction(lock=False)
+
+    def write(self) -> Any:
+        return self._transaction(lock=True)
+
+    def script(self, sql: str) -> None:
+        with self.pool.connection() as connection, connection.transaction():
+            connection.execute(sql)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        self.pool.close()

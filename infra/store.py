@@ -1,0 +1,81 @@
+"""Store wiring: one URL picks SQLite (a file, the default) or PostgreSQL.
+
+Builds the schema first, then the application and the projector over it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from domain.application import CasinoApplication
+from infra.database import PostgresDatabase, SQLiteDatabase
+from infra.schema import check_identifier, create_postgres_schema, create_sqlite_schema
+from projections.base import Database
+from projections.runner import Projector
+
+AGGREGATE_CACHE_SIZE = 10_000
+# The library retries a lost connection up to ten times; keep each try short.
+POSTGRES_TIMEOUT_SECONDS = 5
+
+
+@dataclass
+class Store:
+    app: CasinoApplication
+    database: Database
+    projector: Projector
+    url: str
+
+    def close(self) -> None:
+        self.app.close()
+        self.database.close()  # type: ignore[attr-defined]
+
+
+def open_store(url: str, *, postgres_schema: str = "public", pool_size: int = 5) -> Store:
+    if url.startswith("sqlite:///"):
+        database, env = _sqlite(url.removeprefix("sqlite:///"))
+    else:
+        database, env = _postgres(url, check_identifier(postgres_schema), pool_size)
+    env.update(
+        CREATE_TABLE="false",
+        AGGREGATE_CACHE_MAXSIZE=str(AGGREGATE_CACHE_SIZE),
+        AGGREGATE_CACHE_FASTFORWARD="true",  # Other processes may have moved an aggregate on.
+    )
+    app = CasinoApplication(env=env)
+    projector = Projector(database, app.recorder, app.mapper.to_domain_event)
+    return Store(app=app, database=database, projector=projector, url=url)
+
+
+def _sqlite(path: str) -> tuple[SQLiteDatabase, dict[str, str]]:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    database = SQLiteDatabase(path)
+    create_sqlite_schema(database)
+    env = {
+        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        "SQLITE_DBNAME": path,
+        "SQLITE_LOCK_TIMEOUT": "10",
+    }
+    return database, env
+
+
+def _postgres(url: str, schema: str, pool_size: int) -> tuple[PostgresDatabase, dict[str, str]]:
+    parts = urlparse(url)
+    conninfo = url.replace("postgres://", "postgresql://", 1)
+    database = PostgresDatabase(conninfo, schema, pool_size)
+    create_postgres_schema(database)
+    env = {
+        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "POSTGRES_DBNAME": unquote(parts.path.lstrip("/")) or "postgres",
+        "POSTGRES_HOST": parts.hostname or "127.0.0.1",
+        "POSTGRES_PORT": str(parts.port or 5432),
+        "POSTGRES_USER": unquote(parts.username or "postgres"),
+        "POSTGRES_PASSWORD": unquote(parts.password or ""),
+        "POSTGRES_SCHEMA": schema,
+        "POSTGRES_CONNECT_TIMEOUT": str(POSTGRES_TIMEOUT_SECONDS),
+        "POSTGRES_LOCK_TIMEOUT": str(POSTGRES_TIMEOUT_SECONDS),
+        "POSTGRES_IDLE_IN_TRANSACTION_SESSION_TIMEOUT": str(POSTGRES_TIMEOUT_SECONDS),
+        "POSTGRES_POOL_SIZE": str(pool_size),
+        "POSTGRES_MAX_OVERFLOW": str(pool_size),
+    }
+    return database, env

@@ -1,0 +1,61 @@
+"""Dealer points per player and mode, entry by entry (RULES.md 2.1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.wallet import Wallet
+from projections.balances import wallet_owner
+from projections.base import Cursor, rows
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS dealer_point_entries (
+    position BIGINT PRIMARY KEY,
+    player_id TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    at TEXT NOT NULL,
+    round_id TEXT,
+    change BIGINT NOT NULL,
+    role TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    points_after BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dealer_point_entries_by_player
+    ON dealer_point_entries (player_id, mode, position);
+"""
+TABLES = ("dealer_point_entries",)
+ENTRIES_MAX = 1000
+
+
+def apply(cursor: Cursor, event: Any, position: int) -> None:
+    if not isinstance(event, Wallet.PointsChanged):
+        return
+    player_id, mode = wallet_owner(cursor, str(event.originator_id))
+    cursor.execute(
+        "INSERT INTO dealer_point_entries"
+        " (position, player_id, mode, at, round_id, change, role, reason, points_after)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            position,
+            player_id,
+            mode,
+            event.timestamp.isoformat(),
+            event.round_id,
+            event.change,
+            event.role,
+            event.reason,
+            event.points_after,
+        ),
+    )
+
+
+def entries(cursor: Cursor, player_id: str, mode: str) -> list[dict[str, Any]]:
+    """The latest entries, oldest first."""
+    found = rows(
+        cursor,
+        "SELECT at, round_id, change, role, reason FROM dealer_point_entries"
+        " WHERE player_id = ? AND mode = ? ORDER BY position DESC LIMIT ?",
+        (player_id, mode, ENTRIES_MAX),
+    )
+    keys = ("at", "round_id", "change", "role", "reason")
+    return [dict(zip(keys, row, strict=True)) for row in reversed(list(found))]
