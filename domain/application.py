@@ -61,6 +61,14 @@ class Outcome(Generic[T]):
     replayed: bool
 
 
+@dataclass(frozen=True)
+class Movement:
+    """A deposit or withdrawal: the wallet after it, and the transaction's id."""
+
+    wallet: Wallet
+    transaction_id: str
+
+
 class Unit:
     """What one attempt of a command loaded, created and changed."""
 
@@ -154,21 +162,21 @@ class CasinoApplication(Application[UUID]):
 
     def deposit(
         self, player_id: str, mode: str, amount_cents: int, receipt: Receipt | None = None
-    ) -> Outcome[Wallet]:
-        def command(unit: Unit) -> Wallet:
-            wallet = unit.wallet(player_id, mode)
-            wallet.deposit(_transaction_id(), amount_cents)
-            return wallet
+    ) -> Outcome[Movement]:
+        def command(unit: Unit) -> Movement:
+            movement = Movement(unit.wallet(player_id, mode), _transaction_id())
+            movement.wallet.deposit(movement.transaction_id, amount_cents)
+            return movement
 
         return self.run(command, receipt)
 
     def withdraw(
         self, player_id: str, mode: str, amount_cents: int, receipt: Receipt | None = None
-    ) -> Outcome[Wallet]:
-        def command(unit: Unit) -> Wallet:
-            wallet = unit.wallet(player_id, mode)
-            wallet.withdraw(_transaction_id(), amount_cents)
-            return wallet
+    ) -> Outcome[Movement]:
+        def command(unit: Unit) -> Movement:
+            movement = Movement(unit.wallet(player_id, mode), _transaction_id())
+            movement.wallet.withdraw(movement.transaction_id, amount_cents)
+            return movement
 
         return self.run(command, receipt)
 

@@ -137,20 +137,15 @@ def play_coup(cards: Sequence[str]) -> Coup:
     """
     player = [_card_at(cards, 0), _card_at(cards, 2)]
     banker = [_card_at(cards, 1), _card_at(cards, 3)]
-    banker_total = hand_total(banker)
-    if not (is_natural(hand_total(player)) or is_natural(banker_total)):
-        player_third_value = _draw_player_third(cards, player)
+    player_total, banker_total = hand_total(player), hand_total(banker)
+    if not (is_natural(player_total) or is_natural(banker_total)):
+        player_third_value = None
+        if player_draws(player_total):
+            player.append(_card_at(cards, 4))
+            player_third_value = card_value(player[2])
         if banker_draws(banker_total, player_third_value):
             banker.append(_card_at(cards, len(player) + len(banker)))
     return _finished_coup(player, banker)
-
-
-def _draw_player_third(cards: Sequence[str], player: list[str]) -> int | None:
-    """Give the Player a third card if the rules say so; its value, or None if it stood."""
-    if not player_draws(hand_total(player)):
-        return None
-    player.append(_card_at(cards, 4))
-    return card_value(player[-1])
 
 
 def _card_at(cards: Sequence[str], index: int) -> str:

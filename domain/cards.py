@@ -12,6 +12,8 @@ in `domain/shoe.py` starts from this order, so it is part of the audit contract.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 RANKS: tuple[str, ...] = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS: tuple[str, ...] = ("S", "H", "D", "C")
 CARDS_PER_DECK = len(RANKS) * len(SUITS)
@@ -27,9 +29,9 @@ def _spellings(token: str) -> set[str]:
     return {token, token.lower(), token.upper()}
 
 
-def _canonical_cards() -> dict[str, str]:
+def _canonical_cards() -> dict[object, str]:
     """Map every accepted spelling of a card or bare rank to its canonical string."""
-    canonical: dict[str, str] = {}
+    canonical: dict[object, str] = {}
     for rank in RANKS:
         for rank_spelling in _spellings(rank):
             canonical[rank_spelling] = rank
@@ -55,6 +57,15 @@ def parse_card(text: object) -> str:
             "optionally followed by a suit letter (S, H, D, C)"
         )
     return card
+
+
+def parse_cards(texts: Sequence[object]) -> list[str]:
+    """parse_card over a list, refusing the first bad card."""
+    try:
+        return [_CANONICAL[text] for text in texts]
+    except (KeyError, TypeError):
+        # The slow path only runs to name the bad card.
+        return [parse_card(text) for text in texts]
 
 
 def rank_of(card: str) -> str:

@@ -33,7 +33,7 @@ import string
 import struct
 from collections.abc import Sequence
 
-from domain.cards import RANKS, build_shoe_cards, parse_card
+from domain.cards import RANKS, build_shoe_cards, parse_cards
 
 SHUFFLE_ALGORITHM = "fy-sha256-v1"
 SEED_BYTES = 32
@@ -114,7 +114,7 @@ def shuffled_shoe(seed_hex: str, decks: int) -> list[str]:
 
 def certification_shoe(prefix: Sequence[str], seed_hex: str, decks: int) -> list[str]:
     """The prefix in dealing order, then the rest of the shoe shuffled with the seed (step 6)."""
-    requested = [parse_card(text) for text in prefix]
+    requested = parse_cards(prefix)
     remaining = build_shoe_cards(decks)
     chosen: list[str | None] = [None] * len(requested)
     # Suited cards first, so that a bare rank never takes a card named later in the prefix.

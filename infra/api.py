@@ -1,0 +1,162 @@
+"""The HTTP API: FastAPI app factory, error mapping, limits and request logs."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from domain.errors import DomainError
+from infra import routes_players, routes_reports
+from infra.config import Settings
+from infra.logs import get_logger
+from infra.problems import Problem, from_domain, from_problem, problem_response
+from infra.store import Store
+from infra.workers import ProjectorWorker
+
+BODY_BYTES_MAX = 64 * 1024
+LOGGED_PATH_IDS = ("player_id", "round_id", "table_id")
+
+log = get_logger("casino.http")
+
+
+def create_app(store: Store, settings: Settings, *, background: bool = True) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        worker = ProjectorWorker(store.projector) if background else None
+        if worker is not None:
+            worker.start()
+        yield
+        if worker is not None:
+            worker.stop()
+
+    api = FastAPI(
+        title="Casino accounting",
+        version="1.0.0",
+        description="Event-sourced wallets, ledgers and game rounds. Amounts are decimal strings.",
+        lifespan=lifespan,
+    )
+    api.state.store = store
+    api.state.settings = settings
+    api.state.api_keys = settings.keys()
+    api.include_router(routes_players.router)
+    api.include_router(routes_reports.router)
+    _add_error_handlers(api)
+    # The last added runs outermost: every request is logged, refused ones included.
+    api.add_middleware(BodySizeLimit, limit=BODY_BYTES_MAX)
+    api.middleware("http")(_log_request)
+    return api
+
+
+def _add_error_handlers(api: FastAPI) -> None:
+    @api.exception_handler(DomainError)
+    async def domain_error(_: Request, error: DomainError) -> JSONResponse:
+        return from_domain(error)
+
+    @api.exception_handler(Problem)
+    async def problem(_: Request, error: Problem) -> JSONResponse:
+        return from_problem(error)
+
+    @api.exception_handler(RequestValidationError)
+    async def invalid(_: Request, error: RequestValidationError) -> JSONResponse:
+        return _validation_problem(error.errors())
+
+    @api.exception_handler(404)
+    async def not_found(request: Request, _: Exception) -> JSONResponse:
+        return problem_response(404, "not_found", f"no route {request.url.path}")
+
+    @api.exception_handler(405)
+    async def not_allowed(request: Request, _: Exception) -> JSONResponse:
+        return problem_response(405, "method_not_allowed", f"{request.method} is not allowed here")
+
+
+# Which field a validation error is about decides its stable code.
+FIELD_CODES = {
+    "amount": "invalid_amount",
+    "mode": "unknown_mode",
+    "player_id": "invalid_player_id",
+}
+
+
+def _validation_problem(errors: Any) -> JSONResponse:
+    first = errors[0]
+    location = [str(part) for part in first.get("loc", ())]
+    if first.get("type") == "json_invalid":
+        return problem_response(400, "malformed_json", "the body is not valid JSON")
+    if location == ["body"]:
+        return problem_response(422, "invalid_body", "the body must be a JSON object")
+    field = location[-1] if location else ""
+    code = FIELD_CODES.get(field, "invalid_request")
+    detail = "; ".join(
+        f"{'.'.join(str(part) for part in issue['loc'][1:]) or 'body'}: {issue['msg']}"
+        for issue in errors
+    )
+    return problem_response(422, code, detail)
+
+
+async def _log_request(request: Request, call_next: Any) -> Any:
+    request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
+    started = time.perf_counter()
+    response = await call_next(request)
+    route = request.scope.get("route")
+    ids = {
+        name: value
+        for name, value in request.scope.get("path_params", {}).items()
+        if name in LOGGED_PATH_IDS
+    }
+    log.info(
+        "request",
+        request_id=request_id,
+        method=request.method,
+        route=getattr(route, "path", request.url.path),
+        status=response.status_code,
+        duration_ms=round((time.perf_counter() - started) * 1000, 2),
+        role=getattr(getattr(request.state, "principal", None), "role", None),
+        **ids,
+    )
+    response.headers["X-Request-ID"] = request_id
+    return response
+
+
+class BodySizeLimit:
+    """Refuses bodies over the limit before reading them whole (413 payload_too_large)."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await self._refuse(scope, receive, send)
+            return
+        await self.app(scope, self._counting(receive), send)
+
+    def _counting(self, receive: Receive) -> Receive:
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise Problem(413, "payload_too_large", f"bodies are limited to {self.limit} bytes")
+            return message
+
+        return counted
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = problem_response(
+            413, "payload_too_large", f"bodies are limited to {self.limit} bytes"
+        )
+        await response(scope, receive, send)

@@ -1,0 +1,75 @@
+"""Idempotency-Key handling: every POST and DELETE carries one (API.md, Conventions).
+
+The key is scoped to the caller's API key; the fingerprint covers the method,
+the path and the body (parsed, so spacing and key order do not matter). The
+application stores the first answer in the same save as the command's events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Depends, Request
+from fastapi.responses import JSONResponse
+
+from domain.application import Outcome, Receipt
+from infra.auth import COMMAND, OPERATOR, Principal
+from infra.problems import Problem
+
+KEY_LENGTH_MAX = 128
+
+
+@dataclass(frozen=True)
+class Command:
+    """What a command route needs to make its call idempotent and shape its answer."""
+
+    scoped_key: str
+    fingerprint: str
+
+    def receipt(self, status: int, body: Callable[[Any], dict[str, Any]]) -> Receipt:
+        return Receipt(
+            key=self.scoped_key,
+            fingerprint=self.fingerprint,
+            render=lambda result: {"status": status, "body": body(result)},
+        )
+
+    @staticmethod
+    def respond(outcome: Outcome[Any]) -> JSONResponse:
+        assert outcome.answer is not None, "command routes always pass a receipt"
+        headers = {"Idempotent-Replayed": "true"} if outcome.replayed else None
+        return JSONResponse(outcome.answer["body"], outcome.answer["status"], headers=headers)
+
+
+async def _command(request: Request, principal: Principal) -> Command:
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        raise Problem(400, "idempotency_key_missing", "send an Idempotency-Key header")
+    if not 1 <= len(key) <= KEY_LENGTH_MAX or not key.isprintable():
+        raise Problem(
+            400, "invalid_idempotency_key", f"Idempotency-Key must be 1-{KEY_LENGTH_MAX} characters"
+        )
+    body = await request.body()
+    return Command(
+        scoped_key=f"{principal.key_digest}:{key}",
+        fingerprint=_fingerprint(request.method, request.url.path, body),
+    )
+
+
+async def service_command(request: Request, principal: Principal = Depends(COMMAND)) -> Command:
+    return await _command(request, principal)
+
+
+async def operator_command(request: Request, principal: Principal = Depends(OPERATOR)) -> Command:
+    return await _command(request, principal)
+
+
+def _fingerprint(method: str, path: str, body: bytes) -> str:
+    try:
+        canonical = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":"))
+    except ValueError:
+        canonical = body.decode("utf-8", "replace")  # Refused later as malformed anyway.
+    return hashlib.sha256(f"{method} {path}\n{canonical}".encode()).hexdigest()

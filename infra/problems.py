@@ -1,0 +1,60 @@
+"""application/problem+json answers with stable codes (API.md, Conventions)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.responses import JSONResponse
+
+from domain.errors import DomainError
+
+STATUS_BY_KIND = {
+    "invalid": 422,
+    "not_found": 404,
+    "conflict": 409,
+    "forbidden": 403,
+    "unavailable": 503,
+}
+TITLES = {
+    400: "Bad request",
+    401: "Unauthenticated",
+    403: "Forbidden",
+    404: "Not found",
+    409: "Conflict",
+    413: "Payload too large",
+    422: "Unprocessable request",
+    500: "Internal error",
+    503: "Service unavailable",
+}
+
+
+class Problem(Exception):
+    """An error answer raised from the HTTP layer itself."""
+
+    def __init__(self, status: int, code: str, detail: str, **facts: Any) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.facts = facts
+
+
+def problem_response(status: int, code: str, detail: str, **facts: Any) -> JSONResponse:
+    body = {
+        "type": f"urn:casino:problem:{code}",
+        "title": TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+        "code": code,
+        **facts,
+    }
+    headers = {"Retry-After": "1"} if status == 503 else None
+    return JSONResponse(body, status, media_type="application/problem+json", headers=headers)
+
+
+def from_domain(error: DomainError) -> JSONResponse:
+    return problem_response(STATUS_BY_KIND[error.kind], error.code, error.detail, **error.facts)
+
+
+def from_problem(problem: Problem) -> JSONResponse:
+    return problem_response(problem.status, problem.code, problem.detail, **problem.facts)

@@ -1,0 +1,151 @@
+"""Players and wallets (API.md, Players and wallets)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from domain.application import CasinoApplication
+from domain.errors import InvalidAmount
+from domain.ids import PLAYER_ID_PATTERN, player_account
+from domain.money import InvalidAmount as BadAmountText
+from domain.money import parse_amount
+from infra.auth import READ
+from infra.idempotency import Command, operator_command, service_command
+from infra.projected import projected
+from infra.views import ledger_entry, player_view, wallet_view
+from projections import dealer_points
+
+router = APIRouter(prefix="/v1/players", tags=["players and wallets"])
+LEDGER_LIMIT_MAX = 500
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NewPlayer(Body):
+    player_id: str = Field(pattern=PLAYER_ID_PATTERN.pattern, examples=["alice"])
+    display_name: str = Field(min_length=1, max_length=100, examples=["Alice"])
+
+
+class MoneyMovement(Body):
+    mode: Literal["real", "play"]
+    amount: str = Field(description="decimal string, at most two places", examples=["10.00"])
+
+
+class PointsAdjustment(Body):
+    mode: Literal["real", "play"]
+    change: int = Field(description="whole points, may be negative", examples=[50])
+    reason: str = Field(min_length=1, max_length=500)
+
+
+def app_of(request: Request) -> CasinoApplication:
+    app: CasinoApplication = request.app.state.store.app
+    return app
+
+
+def cents_of(amount: str) -> int:
+    try:
+        return parse_amount(amount)
+    except BadAmountText as error:
+        raise InvalidAmount(str(error)) from None
+
+
+@router.post("", status_code=201)
+def register_player(
+    body: NewPlayer, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).register_player(
+        body.player_id, body.display_name, command.receipt(201, player_view)
+    )
+    return command.respond(outcome)
+
+
+@router.post("/{player_id}/deposits", status_code=201)
+def deposit(
+    player_id: str, body: MoneyMovement, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).deposit(
+        player_id, body.mode, cents_of(body.amount), command.receipt(201, _movement_view)
+    )
+    return command.respond(outcome)
+
+
+@router.post("/{player_id}/withdrawals", status_code=201)
+def withdraw(
+    player_id: str, body: MoneyMovement, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).withdraw(
+        player_id, body.mode, cents_of(body.amount), command.receipt(201, _movement_view)
+    )
+    return command.respond(outcome)
+
+
+@router.get("/{player_id}", dependencies=[Depends(READ)])
+def get_player(player_id: str, request: Request) -> dict[str, Any]:
+    return player_view(app_of(request).player(player_id))
+
+
+@router.get("/{player_id}/wallets/{mode}", dependencies=[Depends(READ)])
+def get_wallet(player_id: str, mode: str, request: Request) -> dict[str, Any]:
+    return wallet_view(app_of(request).wallet(player_id, mode))
+
+
+@router.get("/{player_id}/ledger", dependencies=[Depends(READ)])
+def get_ledger(
+    player_id: str,
+    request: Request,
+    mode: Literal["real", "play"] = "real",
+    limit: int = Query(default=100, ge=1, le=LEDGER_LIMIT_MAX),
+    after: int = Query(default=0, ge=0, description="entry_id to continue after"),
+) -> dict[str, Any]:
+    app = app_of(request)
+    account = player_account(player_id)
+    entries: list[dict[str, Any]] = []
+    cursor = after
+    while len(entries) < limit:
+        events = app.wallet_events(player_id, mode, cursor, LEDGER_LIMIT_MAX)
+        if not events:
+            break
+        cursor = events[-1].originator_version
+        for event in events:
+            entry = ledger_entry(event, account)
+            if entry is not None and len(entries) < limit:
+                entries.append(entry)
+    next_after = entries[-1]["entry_id"] if len(entries) == limit else None
+    return {"player_id": player_id, "mode": mode, "entries": entries, "next_after": next_after}
+
+
+@router.get("/{player_id}/dealer-points", dependencies=[Depends(READ)])
+def get_dealer_points(
+    player_id: str, request: Request, mode: Literal["real", "play"] = "real"
+) -> dict[str, Any]:
+    wallet = app_of(request).wallet(player_id, mode)
+    with projected(request) as cursor:
+        entries = dealer_points.entries(cursor, player_id, mode)
+    return {"player_id": player_id, "mode": mode, "points": wallet.points, "entries": entries}
+
+
+@router.post("/{player_id}/dealer-points/adjustments", status_code=201)
+def adjust_dealer_points(
+    player_id: str,
+    body: PointsAdjustment,
+    request: Request,
+    command: Command = Depends(operator_command),
+) -> JSONResponse:
+    outcome = app_of(request).adjust_points(
+        player_id,
+        body.mode,
+        body.change,
+        body.reason,
+        command.receipt(201, lambda wallet: {"player_id": player_id, "points": wallet.points}),
+    )
+    return command.respond(outcome)
+
+
+def _movement_view(movement: Any) -> dict[str, Any]:
+    return {"transaction_id": movement.transaction_id, "wallet": wallet_view(movement.wallet)}
