@@ -140,20 +140,29 @@ class BodySizeLimit:
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
             await self._refuse(scope, receive, send)
             return
-        await self.app(scope, self._counting(receive), send)
+        await self._guarded(scope, receive, send)
 
-    def _counting(self, receive: Receive) -> Receive:
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Count a body with no declared length; past the limit, end it and answer 413."""
         seen = 0
+        exceeded = False
 
         async def counted() -> Message:
-            nonlocal seen
+            nonlocal seen, exceeded
             message = await receive()
             seen += len(message.get("body", b""))
             if seen > self.limit:
-                raise Problem(413, "payload_too_large", f"bodies are limited to {self.limit} bytes")
+                exceeded = True
+                return {"type": "http.disconnect"}
             return message
 
-        return counted
+        async def send_unless_exceeded(message: Message) -> None:
+            if not exceeded:
+                await send(message)
+
+        await self.app(scope, counted, send_unless_exceeded)
+        if exceeded:
+            await self._refuse(scope, receive, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = problem_response(

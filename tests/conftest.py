@@ -1,0 +1,164 @@
+"""Shared fixtures: every store-backed test runs on SQLite and on PostgreSQL.
+
+PostgreSQL comes from CASINO_TEST_DATABASE_URL (default: the local `test`
+database). Each test gets a schema of its own, dropped afterwards. Where
+PostgreSQL cannot be reached its tests are skipped, unless
+CASINO_REQUIRE_POSTGRES=1 (set by CI), which turns that into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+
+from infra.api import create_app
+from infra.config import load_settings
+from infra.store import Store, open_store
+
+POSTGRES_URL = os.environ.get(
+    "CASINO_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
+POSTGRES_REQUIRED = os.environ.get("CASINO_REQUIRE_POSTGRES") == "1"
+
+SERVICE = {"Authorization": "Bearer dev-service"}
+OPERATOR = {"Authorization": "Bearer dev-operator"}
+AUDITOR = {"Authorization": "Bearer dev-auditor"}
+
+
+def _postgres_available() -> bool:
+    try:
+        with psycopg.connect(POSTGRES_URL, connect_timeout=3):
+            return True
+    except psycopg.OperationalError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def postgres_up() -> bool:
+    available = _postgres_available()
+    if POSTGRES_REQUIRED and not available:
+        pytest.fail(
+            f"PostgreSQL is required (CASINO_REQUIRE_POSTGRES=1) but {POSTGRES_URL} is down"
+        )
+    return available
+
+
+class StoreFactory:
+    """Opens stores on one backend; the same place twice means 'restart the app'."""
+
+    def __init__(self, backend: str, tmp_path: Path) -> None:
+        self.backend = backend
+        self.tmp_path = tmp_path
+        self.schema = f"t_{uuid.uuid4().hex[:16]}"
+        self.opened: list[Store] = []
+
+    @property
+    def url(self) -> str:
+        if self.backend == "sqlite":
+            return f"sqlite:///{self.tmp_path / 'casino.sqlite'}"
+        return POSTGRES_URL
+
+    def open(self) -> Store:
+        store = open_store(self.url, postgres_schema=self.schema, pool_size=2)
+        self.opened.append(store)
+        return store
+
+    def close(self, store: Store) -> None:
+        self.opened.remove(store)
+        store.close()
+
+    def close_all(self) -> None:
+        for store in self.opened:
+            store.close()
+        if self.backend == "postgres":
+            with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+                connection.execute(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
+    if request.param == "postgres" and not request.getfixturevalue("postgres_up"):
+        pytest.skip(f"PostgreSQL at {POSTGRES_URL} is not reachable")
+    factory = StoreFactory(request.param, tmp_path)
+    yield factory
+    factory.close_all()
+
+
+@pytest.fixture
+def store(stores: StoreFactory) -> Store:
+    return stores.open()
+
+
+@pytest.fixture
+def client(store: Store) -> Iterator[TestClient]:
+    settings = load_settings(database_url=store.url)
+    with TestClient(create_app(store, settings, background=False)) as test_client:
+        yield test_client
+
+
+class Api:
+    """A caller of the HTTP API that supplies fresh idempotency keys."""
+
+    def __init__(self, client: TestClient) -> None:
+        self.client = client
+
+    def post(
+        self,
+        path: str,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        key: str | None = None,
+    ) -> Any:
+        sent = {**SERVICE, "Idempotency-Key": key or uuid.uuid4().hex, **(headers or {})}
+        return self.client.post(path, json=body, headers=sent)
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> Any:
+        return self.client.get(path, headers=headers or SERVICE)
+
+    def player(self, player_id: str = "alice", real: str | None = None) -> str:
+        assert (
+            self.post(
+                "/v1/players", {"player_id": player_id, "display_name": player_id}
+            ).status_code
+            == 201
+        )
+        if real is not None:
+            self.deposit(player_id, real)
+        return player_id
+
+    def deposit(self, player_id: str, amount: str, mode: str = "real") -> Any:
+        answer = self.post(f"/v1/players/{player_id}/deposits", {"mode": mode, "amount": amount})
+        assert answer.status_code == 201, answer.text
+        return answer.json()
+
+    def wallet(self, player_id: str, mode: str = "real") -> dict[str, Any]:
+        answer = self.get(f"/v1/players/{player_id}/wallets/{mode}")
+        assert answer.status_code == 200, answer.text
+        result: dict[str, Any] = answer.json()
+        return result
+
+    def trial_balance(self, mode: str = "real") -> dict[str, Any]:
+        answer = self.get(f"/v1/reports/trial-balance?mode={mode}", headers=OPERATOR)
+        assert answer.status_code == 200, answer.text
+        result: dict[str, Any] = answer.json()
+        return result
+
+
+@pytest.fixture
+def api(client: TestClient) -> Api:
+    return Api(client)
+
+
+def every_store_event(store: Store) -> list[Any]:
+    notifications = store.app.recorder.select_notifications(start=1, limit=1_000_000)
+    return [store.app.mapper.to_domain_event(n) for n in notifications]
+
+
+OpenStore = Callable[[], Store]

@@ -1,0 +1,51 @@
+import pytest
+
+from infra.config import DEV_KEYS, ConfigError, load_settings
+
+
+def test_defaults_use_an_sqlite_file_under_var_and_the_dev_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("CASINO_DATABASE_URL", "CASINO_API_KEYS", "CASINO_ENV", "CASINO_TEST_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    settings = load_settings()
+    assert settings.database_url == "sqlite:///var/casino.sqlite"
+    assert settings.keys() == DEV_KEYS
+    assert settings.uses_dev_keys
+
+
+def test_configured_keys_replace_the_dev_keys() -> None:
+    settings = load_settings(api_keys="service=s3cret, operator=op-key,auditor=aud")
+    assert settings.keys() == {"s3cret": "service", "op-key": "operator", "aud": "auditor"}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "named"),
+    [
+        ({"database_url": "mysql://x"}, "CASINO_DATABASE_URL"),
+        ({"database_url": "sqlite:///"}, "CASINO_DATABASE_URL"),
+        ({"api_keys": "admin=x"}, "CASINO_API_KEYS"),
+        ({"api_keys": "service"}, "CASINO_API_KEYS"),
+        ({"env": "staging"}, "CASINO_ENV"),
+        ({"idle_timeout_seconds": 0}, "CASINO_IDLE_TIMEOUT_SECONDS"),
+        ({"test_mode": "perhaps"}, "CASINO_TEST_MODE"),
+    ],
+)
+def test_a_bad_setting_stops_start_up_and_names_itself(overrides: dict[str, object], named: str) -> None:
+    with pytest.raises(ConfigError, match=named):
+        load_settings(**overrides)
+
+
+def test_production_refuses_the_dev_keys_and_test_mode() -> None:
+    with pytest.raises(ConfigError, match="CASINO_API_KEYS"):
+        load_settings(env="production")
+    with pytest.raises(ConfigError, match="CASINO_API_KEYS"):
+        load_settings(env="production", api_keys="service=dev-service")
+    with pytest.raises(ConfigError, match="CASINO_TEST_MODE"):
+        load_settings(env="production", api_keys="service=k1", test_mode=True)
+    assert load_settings(env="production", api_keys="service=k1").keys() == {"k1": "service"}
+
+
+def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CASINO_IDLE_TIMEOUT_SECONDS", "42")
+    monkeypatch.setenv("CASINO_DATABASE_URL", "postgresql://u@h:5433/db")
+    settings = load_settings()
+    assert (settings.idle_timeout_seconds, settings.database_url) == (42, "postgresql://u@h:5433/db")
