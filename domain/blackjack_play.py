@@ -86,6 +86,7 @@ class PlayState(TypedDict):
 
 class HandSettlement(TypedDict):
     outcome: str
+    stake_cents: int  # the hand's final stake, doubled if it was
     net_cents: int
 
 
@@ -172,8 +173,8 @@ def _after_deal(state: PlayState) -> PlayState:
     for box in state["boxes"]:
         # A blackjack has nothing left to play; with an ace up it still answers even money.
         box["hands"][0]["finished"] = is_blackjack(box["hands"][0]["cards"], split=False)
-    up_card, dealer_blackjack = state["dealer_cards"][0], _dealer_blackjack(state)
-    if is_ten_valued(up_card) and dealer_blackjack:
+    up_card = state["dealer_cards"][0]
+    if is_ten_valued(up_card) and is_blackjack(state["dealer_cards"], split=False):
         # The dealer checks a ten-valued up card at once: a blackjack ends the round.
         for box in state["boxes"]:
             box["hands"][0]["finished"] = True
@@ -182,10 +183,6 @@ def _after_deal(state: PlayState) -> PlayState:
     # With an ace up the dealer does not peek: insurance first, and play goes on.
     state["phase"] = PHASE_INSURANCE if is_ace(up_card) else PHASE_PLAYERS
     return _advance(state)
-
-
-def _dealer_blackjack(state: PlayState) -> bool:
-    return is_blackjack(state["dealer_cards"], split=False)
 
 
 def _advance(state: PlayState) -> PlayState:
@@ -441,6 +438,7 @@ def _settle_hand(box: Box, hand: Hand, dealer_cards: list[str]) -> HandSettlemen
         outcome = OUTCOME_EVEN_MONEY
     else:
         outcome = hand_outcome(hand["cards"], split=hand["split"], dealer_cards=dealer_cards)
+    stake = hand["stake_cents"]
     return HandSettlement(
-        outcome=outcome, net_cents=outcome_net_cents(outcome, hand["stake_cents"])
+        outcome=outcome, stake_cents=stake, net_cents=outcome_net_cents(outcome, stake)
     )
