@@ -11,6 +11,7 @@ applied twice.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 import uuid
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.application import AggregateNotFoundError, Application, Repository
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, InterfaceError, OperationalError
 
@@ -40,6 +41,8 @@ T = TypeVar("T")
 A = TypeVar("A", bound=Aggregate)
 
 ATTEMPTS_MAX = 12
+BACK_OFF_SECONDS_FIRST = 0.001
+BACK_OFF_SECONDS_MAX = 0.1
 POINTS_CHANGE_MAX = 1_000_000_000
 REASON_LENGTH_MAX = 500
 
@@ -72,14 +75,14 @@ class Movement:
 class Unit:
     """What one attempt of a command loaded, created and changed."""
 
-    def __init__(self, app: CasinoApplication) -> None:
-        self._app = app
+    def __init__(self, app: CasinoApplication, repository: Repository[UUID] | None = None) -> None:
+        self._repository = repository or app.repository
         self._aggregates: dict[UUID, Aggregate] = {}
 
     def get(self, cls: type[A], aggregate_id: UUID, missing: Callable[[], DomainError]) -> A:
         if aggregate_id not in self._aggregates:
             try:
-                self._aggregates[aggregate_id] = self._app.repository.get(aggregate_id)
+                self._aggregates[aggregate_id] = self._repository.get(aggregate_id)
             except AggregateNotFoundError:
                 raise missing() from None
         aggregate = self._aggregates[aggregate_id]
@@ -121,8 +124,11 @@ class CasinoApplication(Application[UUID]):
             try:
                 self.save(*aggregates)
             except IntegrityError:
-                _back_off(attempt)  # Another command saved first: start again from fresh state.
+                # Another command saved first: start again from fresh state.
+                self._forget(aggregates)
+                _back_off(attempt)
             except (OperationalError, InterfaceError):
+                self._forget(aggregates)
                 if receipt is None:
                     raise  # Without a receipt we cannot tell whether the save landed.
                 _back_off(attempt)  # The receipt tells next time round whether it landed.
@@ -133,9 +139,24 @@ class CasinoApplication(Application[UUID]):
             "retry it with the same Idempotency-Key"
         )
 
+    @property
+    def fresh(self) -> Repository[UUID]:
+        """A repository that always reads the store: for queries, which must see what
+        other processes saved. Commands use the cached repository; a stale cached
+        aggregate fails the optimistic-concurrency check, is forgotten, and reloaded."""
+        if not hasattr(self, "_fresh"):
+            self._fresh = Repository(event_store=self.events, snapshot_store=self.snapshots)
+        return self._fresh
+
+    def _forget(self, aggregates: list[Aggregate]) -> None:
+        if self.repository.cache is not None:
+            for aggregate in aggregates:
+                with contextlib.suppress(KeyError):
+                    self.repository.cache.get(aggregate.id, evict=True)
+
     def _earlier_answer(self, receipt: Receipt) -> dict[str, Any] | None:
         try:
-            stored = self.repository.get(receipt_uuid(receipt.key))
+            stored: Aggregate = self.repository.get(receipt_uuid(receipt.key))
         except AggregateNotFoundError:
             return None
         assert isinstance(stored, CommandReceipt)
@@ -150,7 +171,7 @@ class CasinoApplication(Application[UUID]):
         # saved command look failed (the seam would then run it again).
         try:
             super()._take_snapshots(processing_event)
-        except Exception:  # noqa: BLE001
+        except Exception:
             self.snapshot_failures = getattr(self, "snapshot_failures", 0) + 1
 
     # Commands.
@@ -197,14 +218,14 @@ class CasinoApplication(Application[UUID]):
     def player(self, player_id: str) -> Player:
         check_player_id(player_id)
         try:
-            player = self.repository.get(player_uuid(player_id))
+            player: Aggregate = self.fresh.get(player_uuid(player_id))
         except AggregateNotFoundError:
             raise _unknown(player_id) from None
         assert isinstance(player, Player)
         return player
 
     def wallet(self, player_id: str, mode: str) -> Wallet:
-        return Unit(self).wallet(player_id, mode)
+        return Unit(self, self.fresh).wallet(player_id, mode)
 
     def wallet_events(self, player_id: str, mode: str, after_version: int, limit: int) -> list[Any]:
         """The wallet's own events after a version, oldest first: its ledger, unabridged."""
@@ -255,5 +276,6 @@ def _transaction_id() -> str:
 
 
 def _back_off(attempt: int) -> None:
-    # Jitter so that racing commands do not collide again in lock step.
-    time.sleep(random.uniform(0, 0.002 * (attempt + 1)))  # noqa: S311
+    # Exponential, with full jitter so that racing commands do not collide again in step.
+    ceiling = min(BACK_OFF_SECONDS_MAX, BACK_OFF_SECONDS_FIRST * 2**attempt)
+    time.sleep(random.uniform(0, ceiling))

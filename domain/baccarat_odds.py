@@ -11,6 +11,7 @@ weights keep the sums exact and fast; Fractions appear only at the end.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -95,16 +96,9 @@ def _weights(decks: int) -> tuple[int, int, int]:
     return weights[0], weights[1], weights[2]
 
 
-def _first_four_draws(piles: list[int]) -> list[tuple[tuple[int, int, int, int], int]]:
+def _first_four_draws(piles: list[int]) -> list[tuple[tuple[int, ...], int]]:
     """Every ordered sequence of four card values with its number of ways to be drawn."""
-    draws = []
-    for first in _VALUES:
-        for second in _VALUES:
-            for third in _VALUES:
-                for fourth in _VALUES:
-                    values = (first, second, third, fourth)
-                    draws.append((values, _ways(piles, values)))
-    return draws
+    return [(values, _ways(piles, values)) for values in itertools.product(_VALUES, repeat=4)]
 
 
 def _ways(piles: list[int], values: tuple[int, ...]) -> int:
@@ -130,7 +124,9 @@ def _add_rest_of_coup(
             if ways:
                 piles[third] -= 1
                 player_total = (player + third) % 10
-                _add_banker_third(weights, piles, cards - 1, player_total, banker, third, weight * ways)
+                _add_banker_third(
+                    weights, piles, cards - 1, player_total, banker, third, weight * ways
+                )
                 piles[third] += 1
 
 

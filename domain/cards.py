@@ -49,7 +49,7 @@ _RANK_OF = {card: card[:-1] if card[-1] in SUITS else card for card in _CANONICA
 def parse_card(text: object) -> str:
     """Turn "qh", "QH" or "Q" into the canonical "QH" or "Q"; refuse anything else."""
     if not isinstance(text, str):
-        raise InvalidCard(f"a card must be a string such as \"QH\" or \"10\", not {text!r}")
+        raise InvalidCard(f'a card must be a string such as "QH" or "10", not {text!r}')
     card = _CANONICAL.get(text) or _CANONICAL.get(text.strip())
     if card is None:
         raise InvalidCard(
@@ -72,7 +72,7 @@ def rank_of(card: str) -> str:
     """The rank of a canonical card: "10S" -> "10", "Q" -> "Q"."""
     rank = _RANK_OF.get(card)
     if rank is None:
-        raise InvalidCard(f"{card!r} is not a canonical card such as \"QH\" or \"10\"")
+        raise InvalidCard(f'{card!r} is not a canonical card such as "QH" or "10"')
     return rank
 
 

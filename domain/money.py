@@ -21,7 +21,7 @@ class InvalidAmount(ValueError):
 def parse_amount(text: object) -> int:
     """Turn "10.50" into 1050 cents; refuse anything that is not an exact, positive amount."""
     if not isinstance(text, str):
-        raise InvalidAmount("amount must be a decimal string such as \"10.00\"")
+        raise InvalidAmount('amount must be a decimal string such as "10.00"')
     match = _AMOUNT_PATTERN.match(text)
     if match is None:
         raise InvalidAmount(f"amount {text!r} is not a decimal with at most two places")

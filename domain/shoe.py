@@ -28,10 +28,11 @@ Algorithm "fy-sha256-v1", precise enough to re-implement (see also docs/shuffle.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import secrets
 import string
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from domain.cards import RANKS, build_shoe_cards, parse_cards
 
@@ -74,27 +75,27 @@ class SeededGenerator:
     """The deterministic word stream of step 3 and the unbiased draw of step 4."""
 
     def __init__(self, seed_hex: str) -> None:
-        self._seed = seed_bytes(seed_hex)
-        self._block_index = 0
-        self._words: list[int] = []
+        self._words = _word_stream(seed_bytes(seed_hex))
 
     def next_word(self) -> int:
         """The next 64-bit unsigned word of the stream."""
-        if not self._words:
-            block = hashlib.sha256(self._seed + self._block_index.to_bytes(8, "big")).digest()
-            self._block_index += 1
-            # Reversed so that pop() hands the words out in block order.
-            self._words = list(reversed(_WORDS_PER_BLOCK.unpack(block)))
-        return self._words.pop()
+        return next(self._words)
 
     def uniform_below(self, n: int) -> int:
         """A uniform integer in 0..n-1, by rejection: no modulo bias."""
         assert 1 <= n <= _WORD_RANGE
         limit = _WORD_RANGE - _WORD_RANGE % n
-        while True:
-            word = self.next_word()
-            if word < limit:
-                return word % n
+        word = next(self._words)
+        while word >= limit:
+            word = next(self._words)
+        return word % n
+
+
+def _word_stream(seed: bytes) -> Iterator[int]:
+    """Four big-endian 64-bit words from each SHA-256(seed || block index) block, in order."""
+    for block_index in itertools.count():
+        block = hashlib.sha256(seed + block_index.to_bytes(8, "big")).digest()
+        yield from _WORDS_PER_BLOCK.unpack(block)
 
 
 def shuffle(cards: Sequence[str], seed_hex: str) -> list[str]:

@@ -21,14 +21,24 @@ from domain.money import format_cents
 CASHIER = "cashier"
 CASINO_BANK = "casino:bank"
 CASINO_COMMISSION = "casino:commission"
+# Stable event topics: stored with every event, so they never change (classes may move).
+WALLET = "casino:Wallet"
+OPENED = "casino:Wallet.Created"
+DEPOSITED = "casino:Wallet.Deposited"
+WITHDRAWN = "casino:Wallet.Withdrawn"
+FUNDS_HELD = "casino:Wallet.FundsHeld"
+HOLD_RELEASED = "casino:Wallet.HoldReleased"
+ROUND_SETTLED = "casino:Wallet.RoundSettled"
+COMMISSION_CHARGED = "casino:Wallet.CommissionCharged"
+POINTS_CHANGED = "casino:Wallet.PointsChanged"
 Postings = list[list[Any]]  # [[account: str, cents: int], ...]; lists survive JSON, tuples do not
 
 
 class Wallet(Aggregate):
-    TOPIC = "casino:Wallet"
+    TOPIC = WALLET
 
     class Created(Aggregate.Created):
-        TOPIC = "casino:Wallet.Created"
+        TOPIC = OPENED
         player_id: str
         mode: str
 
@@ -116,23 +126,23 @@ class Wallet(Aggregate):
 
     # Events: the bodies re-run on every replay, so they only check and assign.
 
-    @event("Deposited", topic="casino:Wallet.Deposited")
+    @event("Deposited", topic=DEPOSITED)
     def _deposited(
         self, transaction_id: str, amount_cents: int, postings: Postings, balance_after_cents: int
     ) -> None:
         self._post(postings, balance_after_cents)
 
-    @event("Withdrawn", topic="casino:Wallet.Withdrawn")
+    @event("Withdrawn", topic=WITHDRAWN)
     def _withdrawn(
         self, transaction_id: str, amount_cents: int, postings: Postings, balance_after_cents: int
     ) -> None:
         self._post(postings, balance_after_cents)
 
-    @event("FundsHeld", topic="casino:Wallet.FundsHeld")
+    @event("FundsHeld", topic=FUNDS_HELD)
     def _funds_held(self, round_id: str, amount_cents: int) -> None:
         self.holds[round_id] = self.holds.get(round_id, 0) + amount_cents
 
-    @event("HoldReleased", topic="casino:Wallet.HoldReleased")
+    @event("HoldReleased", topic=HOLD_RELEASED)
     def _hold_released(self, round_id: str, amount_cents: int) -> None:
         remaining = self.holds[round_id] - amount_cents
         if remaining:
@@ -140,7 +150,7 @@ class Wallet(Aggregate):
         else:
             del self.holds[round_id]
 
-    @event("RoundSettled", topic="casino:Wallet.RoundSettled")
+    @event("RoundSettled", topic=ROUND_SETTLED)
     def _settled(
         self,
         round_id: str,
@@ -153,7 +163,7 @@ class Wallet(Aggregate):
         self._post(postings, balance_after_cents)
         self.last_round = {"round_id": round_id, "net_cents": net_cents, "commission_cents": 0}
 
-    @event("CommissionCharged", topic="casino:Wallet.CommissionCharged")
+    @event("CommissionCharged", topic=COMMISSION_CHARGED)
     def _commission_charged(
         self, round_id: str, commission_cents: int, postings: Postings, balance_after_cents: int
     ) -> None:
@@ -162,7 +172,7 @@ class Wallet(Aggregate):
             self.last_round["net_cents"] -= commission_cents
             self.last_round["commission_cents"] += commission_cents
 
-    @event("PointsChanged", topic="casino:Wallet.PointsChanged")
+    @event("PointsChanged", topic=POINTS_CHANGED)
     def _points_changed(
         self, change: int, role: str, round_id: str | None, reason: str, points_after: int
     ) -> None:
@@ -194,3 +204,8 @@ class Wallet(Aggregate):
 def _check_positive(amount_cents: int) -> None:
     if amount_cents <= 0:
         raise InvalidAmount("amount must be greater than zero")
+
+
+def topic_of(event: object) -> str:
+    """The stable topic of a stored event (how read models recognise events)."""
+    return str(getattr(type(event), "TOPIC", ""))

@@ -7,6 +7,7 @@ import sys
 import typer
 from rich.progress import Progress
 
+from infra.cli_rules import rules_app
 from infra.config import ConfigError, Settings, load_settings
 from infra.logs import configure_logging, get_logger
 from infra.store import Store, open_store
@@ -14,6 +15,7 @@ from infra.store import Store, open_store
 app = typer.Typer(help="Casino accounting: serve the API, check rules, audit the store.")
 projections_app = typer.Typer(help="Read models built from the event log.")
 app.add_typer(projections_app, name="projections")
+app.add_typer(rules_app, name="rules")
 
 
 def settings_or_exit() -> Settings:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Annotated
 
@@ -30,6 +30,22 @@ _REQUEST_EXAMPLE = '{"cards": ["10", "3", "K", "10"]}'
 # call, and answers are fresh trees, so the circular-reference check is wasted work.
 _encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
+Reorder = Callable[[list[str]], list[str]]
+
+
+def hands_to_deal_order(cards: list[str]) -> list[str]:
+    """Player 1, player 2, banker 1, banker 2, thirds... -> the shoe's P, B, P, B, thirds..."""
+    if len(cards) < 4:
+        return cards  # The coup then names the card it is missing.
+    return [cards[0], cards[2], cards[1], cards[3], *cards[4:]]
+
+
+def as_dealt(cards: list[str]) -> list[str]:
+    return cards
+
+
+ORDERS: dict[str, Reorder] = {"hands": hands_to_deal_order, "deal": as_dealt}
+
 rules_app = typer.Typer(help="Check game rules: deal a coup from given cards, or compute odds.")
 
 
@@ -42,10 +58,18 @@ def rules() -> None:
 def baccarat(
     cards: Annotated[
         str | None,
-        typer.Option(help="Cards in dealing order (P, B, P, B, ...), comma separated: 10,3,K,QH."),
+        typer.Option(help="Cards, comma separated, in --order: 10,3,K,10,10,Q or with suits: QH."),
     ] = None,
+    order: Annotated[
+        str,
+        typer.Option(
+            help="hands: the player's two cards, the banker's two, then the third cards as "
+            "drawn (API.md's example); deal: the shoe's order, Player, Banker, Player, Banker."
+        ),
+    ] = "hands",
     stdin: Annotated[
-        bool, typer.Option("--stdin", help=f"Read one {_REQUEST_EXAMPLE} per line; answer per line.")
+        bool,
+        typer.Option("--stdin", help=f"Read one {_REQUEST_EXAMPLE} per line; answer per line."),
     ] = False,
     odds: Annotated[
         bool, typer.Option("--odds", help="Print exact odds and house edges by full enumeration.")
@@ -64,12 +88,15 @@ def baccarat(
     if variant not in VARIANTS:
         raise typer.BadParameter(f"expected one of {', '.join(VARIANTS)}", param_hint="--variant")
     _require_one_mode(cards, stdin, odds)
+    if order not in ORDERS:
+        raise typer.BadParameter(f"expected one of {', '.join(ORDERS)}", param_hint="--order")
+    in_deal_order = ORDERS[order]
     if not odds and (decks is not None or tie_pays is not None):
         raise typer.BadParameter("--decks and --tie-pays apply only with --odds")
     if cards is not None:
-        sys.stdout.write(_coup_answer(cards) + "\n")
+        sys.stdout.write(_coup_answer(cards, in_deal_order) + "\n")
     elif stdin:
-        answer_lines(sys.stdin)
+        answer_lines(sys.stdin, in_deal_order)
     else:
         chosen = VARIANTS[variant]
         result = exact_odds(decks or chosen.decks, tie_pays or chosen.tie_pays)
@@ -82,19 +109,19 @@ def _require_one_mode(cards: str | None, stdin: bool, odds: bool) -> None:
         raise typer.BadParameter("give exactly one of --cards, --stdin or --odds")
 
 
-def _coup_answer(cards_text: str) -> str:
+def _coup_answer(cards_text: str, in_deal_order: Reorder) -> str:
     """The coup for `--cards`, or a usage error naming what is wrong."""
     try:
-        return _encode(play_coup(parse_cards(cards_text.split(","))).to_dict())
+        return _encode(play_coup(in_deal_order(parse_cards(cards_text.split(",")))).to_dict())
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--cards") from None
 
 
-def answer_lines(lines: Iterable[str]) -> None:
+def answer_lines(lines: Iterable[str], in_deal_order: Reorder = hands_to_deal_order) -> None:
     """Answer each request line with one line, in order; a bad line gets an error line."""
     answers: list[str] = []
     for line in lines:
-        answers.append(answer_line(line))
+        answers.append(answer_line(line, in_deal_order))
         if len(answers) >= _LINES_PER_WRITE:
             sys.stdout.write("\n".join(answers) + "\n")
             answers.clear()
@@ -103,10 +130,10 @@ def answer_lines(lines: Iterable[str]) -> None:
     sys.stdout.flush()
 
 
-def answer_line(line: str) -> str:
+def answer_line(line: str, in_deal_order: Reorder = hands_to_deal_order) -> str:
     """One request line -> one answer line (without the newline)."""
     try:
-        return _encode(play_coup(_request_cards(line)).to_dict())
+        return _encode(play_coup(in_deal_order(_request_cards(line))).to_dict())
     except (ValueError, RecursionError) as error:
         # RecursionError: absurdly nested JSON is a bad line like any other.
         return _encode({"error": str(error) or type(error).__name__})

@@ -86,7 +86,7 @@ def load_settings(**overrides: object) -> Settings:
 def _check_production(settings: Settings) -> None:
     if settings.uses_dev_keys:
         raise ConfigError("CASINO_API_KEYS: production refuses the dev keys; configure real keys")
-    if any(key in DEV_KEYS for key in settings.keys()):
+    if any(key in DEV_KEYS for key in settings.keys()):  # noqa: SIM118 - Settings.keys(), not a dict
         raise ConfigError("CASINO_API_KEYS: production refuses the dev-* keys")
     if settings.test_mode:
         raise ConfigError("CASINO_TEST_MODE: certification mode is refused in production")

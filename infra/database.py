@@ -113,7 +113,7 @@ class PostgresDatabase:
 
     def script(self, sql: str) -> None:
         with self.pool.connection() as connection, connection.transaction():
-            connection.execute(sql)  # type: ignore[arg-type]
+            connection.execute(sql.encode())
 
     def close(self) -> None:
         self.pool.close()

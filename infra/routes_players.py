@@ -67,7 +67,10 @@ def register_player(
 
 @router.post("/{player_id}/deposits", status_code=201)
 def deposit(
-    player_id: str, body: MoneyMovement, request: Request, command: Command = Depends(service_command)
+    player_id: str,
+    body: MoneyMovement,
+    request: Request,
+    command: Command = Depends(service_command),
 ) -> JSONResponse:
     outcome = app_of(request).deposit(
         player_id, body.mode, cents_of(body.amount), command.receipt(201, _movement_view)
@@ -77,7 +80,10 @@ def deposit(
 
 @router.post("/{player_id}/withdrawals", status_code=201)
 def withdraw(
-    player_id: str, body: MoneyMovement, request: Request, command: Command = Depends(service_command)
+    player_id: str,
+    body: MoneyMovement,
+    request: Request,
+    command: Command = Depends(service_command),
 ) -> JSONResponse:
     outcome = app_of(request).withdraw(
         player_id, body.mode, cents_of(body.amount), command.receipt(201, _movement_view)

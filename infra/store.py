@@ -33,6 +33,7 @@ class Store:
 
 
 def open_store(url: str, *, postgres_schema: str = "public", pool_size: int = 5) -> Store:
+    database: Database
     if url.startswith("sqlite:///"):
         database, env = _sqlite(url.removeprefix("sqlite:///"))
     else:
@@ -40,7 +41,9 @@ def open_store(url: str, *, postgres_schema: str = "public", pool_size: int = 5)
     env.update(
         CREATE_TABLE="false",
         AGGREGATE_CACHE_MAXSIZE=str(AGGREGATE_CACHE_SIZE),
-        AGGREGATE_CACHE_FASTFORWARD="true",  # Other processes may have moved an aggregate on.
+        # Commands trust the cache and let the optimistic-concurrency check catch an
+        # aggregate that another process moved on (the seam then reloads it).
+        AGGREGATE_CACHE_FASTFORWARD="false",
     )
     app = CasinoApplication(env=env)
     projector = Projector(database, app.recorder, app.mapper.to_domain_event)
@@ -66,6 +69,7 @@ def _postgres(url: str, schema: str, pool_size: int) -> tuple[PostgresDatabase, 
     create_postgres_schema(database)
     env = {
         "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "APPLICATION_RECORDER_TOPIC": "infra.pg_recorder:SingleTripRecorder",
         "POSTGRES_DBNAME": unquote(parts.path.lstrip("/")) or "postgres",
         "POSTGRES_HOST": parts.hostname or "127.0.0.1",
         "POSTGRES_PORT": str(parts.port or 5432),

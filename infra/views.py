@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain import wallet as wallet_topics
 from domain.money import format_cents
 from domain.player import Player
 from domain.wallet import Wallet
 
 LEDGER_KINDS = {
-    "Deposited": "deposit",
-    "Withdrawn": "withdrawal",
-    "RoundSettled": "round_result",
-    "CommissionCharged": "commission",
+    wallet_topics.DEPOSITED: "deposit",
+    wallet_topics.WITHDRAWN: "withdrawal",
+    wallet_topics.ROUND_SETTLED: "round_result",
+    wallet_topics.COMMISSION_CHARGED: "commission",
 }
 
 
@@ -41,7 +42,7 @@ def wallet_view(wallet: Wallet) -> dict[str, Any]:
 
 def ledger_entry(event: Any, account: str) -> dict[str, Any] | None:
     """A wallet event as a ledger line, or None for events that move no money."""
-    kind = LEDGER_KINDS.get(type(event).__name__)
+    kind = LEDGER_KINDS.get(wallet_topics.topic_of(event))
     if kind is None:
         return None
     own = sum(cents for posted_to, cents in event.postings if posted_to == account)

@@ -34,6 +34,6 @@ class ProjectorWorker:
         while not self._stopping.is_set():
             try:
                 self.projector.catch_up()
-            except Exception:  # noqa: BLE001 - a store hiccup must not kill the worker
+            except Exception:
                 log.exception("projector_failed")
             self._stopping.wait(self.interval_seconds)

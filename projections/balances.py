@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.wallet import Wallet
+from domain import wallet
 from projections.base import Cursor, rows
 
 SCHEMA = """
@@ -32,22 +32,23 @@ CREATE TABLE IF NOT EXISTS wallet_balances (
 """
 TABLES = ("wallet_index", "account_balances", "wallet_balances")
 
-_HOLD_CHANGES = {Wallet.FundsHeld: 1, Wallet.HoldReleased: -1}
+_HOLD_SIGNS = {wallet.FUNDS_HELD: 1, wallet.HOLD_RELEASED: -1}
 
 
 def apply(cursor: Cursor, event: Any) -> None:
-    if isinstance(event, Wallet.Created):
+    topic = wallet.topic_of(event)
+    if topic == wallet.OPENED:
         _open_wallet(cursor, event)
         return
-    if not isinstance(event, Wallet.Event):
+    if not topic.startswith(wallet.WALLET + "."):
         return
     player_id, mode = wallet_owner(cursor, str(event.originator_id))
     postings = getattr(event, "postings", None)
     if postings:
         _post(cursor, mode, postings)
-    if type(event) in _HOLD_CHANGES:
-        _change_held(cursor, player_id, mode, _HOLD_CHANGES[type(event)] * event.amount_cents)
-    if isinstance(event, Wallet.RoundSettled):
+    if topic in _HOLD_SIGNS:
+        _change_held(cursor, player_id, mode, _HOLD_SIGNS[topic] * event.amount_cents)
+    if topic == wallet.ROUND_SETTLED:
         _release_round_hold(cursor, player_id, mode, event)
 
 
@@ -75,7 +76,8 @@ def _post(cursor: Cursor, mode: str, postings: list[list[Any]]) -> None:
         cursor.execute(
             "INSERT INTO account_balances (mode, account, balance_cents) VALUES (?, ?, ?)"
             " ON CONFLICT (mode, account)"
-            " DO UPDATE SET balance_cents = account_balances.balance_cents + excluded.balance_cents",
+            " DO UPDATE SET"
+            " balance_cents = account_balances.balance_cents + excluded.balance_cents",
             (mode, account, cents),
         )
         if account.startswith("player:"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.wallet import Wallet
+from domain import wallet
 from projections.balances import wallet_owner
 from projections.base import Cursor, rows
 
@@ -28,7 +28,7 @@ ENTRIES_MAX = 1000
 
 
 def apply(cursor: Cursor, event: Any, position: int) -> None:
-    if not isinstance(event, Wallet.PointsChanged):
+    if wallet.topic_of(event) != wallet.POINTS_CHANGED:
         return
     player_id, mode = wallet_owner(cursor, str(event.originator_id))
     cursor.execute(

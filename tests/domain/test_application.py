@@ -20,7 +20,9 @@ from tests.conftest import StoreFactory, every_store_event
 
 
 def remembered(key: str, fingerprint: str = "f") -> Receipt:
-    return Receipt(key=key, fingerprint=fingerprint, render=lambda m: {"balance": m.wallet.balance_cents})
+    return Receipt(
+        key=key, fingerprint=fingerprint, render=lambda m: {"balance": m.wallet.balance_cents}
+    )
 
 
 def test_registering_a_player_opens_a_real_and_a_play_wallet(store: Store) -> None:
@@ -92,7 +94,9 @@ def test_operator_adjustments_move_points_with_a_reason(store: Store) -> None:
     assert store.app.wallet("alice", "play").points == 0
 
 
-@pytest.mark.parametrize(("change", "reason"), [(0, "x"), (5, "   "), (10**10, "x"), (5, "r" * 501)])
+@pytest.mark.parametrize(
+    ("change", "reason"), [(0, "x"), (5, "   "), (10**10, "x"), (5, "r" * 501)]
+)
 def test_points_adjustments_need_a_real_change_and_a_reason(
     store: Store, change: int, reason: str
 ) -> None:

@@ -22,8 +22,24 @@ def test_amounts_with_at_most_two_places_parse_to_exact_cents(text: str, cents: 
 
 @pytest.mark.parametrize(
     "text",
-    ["-1.00", "0", "0.00", "abc", "1.005", "1e3", " 1.00", "1,00", "01.00", ".5", "1.", "NaN",
-     "Infinity", "9999999999999999", "", "+1"],
+    [
+        "-1.00",
+        "0",
+        "0.00",
+        "abc",
+        "1.005",
+        "1e3",
+        " 1.00",
+        "1,00",
+        "01.00",
+        ".5",
+        "1.",
+        "NaN",
+        "Infinity",
+        "9999999999999999",
+        "",
+        "+1",
+    ],
 )
 def test_anything_but_a_positive_two_place_decimal_is_refused(text: str) -> None:
     with pytest.raises(InvalidAmount):
@@ -47,7 +63,9 @@ def test_formatting_then_parsing_gives_back_the_same_cents(cents: int) -> None:
     assert parse_amount(format_cents(cents)) == cents
 
 
-@pytest.mark.parametrize(("cents", "text"), [(0, "0.00"), (5, "0.05"), (-5, "-0.05"), (-1050, "-10.50")])
+@pytest.mark.parametrize(
+    ("cents", "text"), [(0, "0.00"), (5, "0.05"), (-5, "-0.05"), (-1050, "-10.50")]
+)
 def test_negative_and_small_amounts_format_with_two_places(cents: int, text: str) -> None:
     assert format_cents(cents) == text
 

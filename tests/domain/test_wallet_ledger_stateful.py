@@ -15,7 +15,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 
 from domain.application import Receipt
 from domain.errors import InsufficientFunds
@@ -152,8 +158,12 @@ class WalletLedger(RuleBasedStateMachine):
         return command
 
 
-@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def test_the_wallet_ledger_keeps_its_invariants(backend: str, request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def test_the_wallet_ledger_keeps_its_invariants(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
     if backend == "postgres" and not request.getfixturevalue("postgres_up"):
         pytest.skip("PostgreSQL is not reachable")
     machine = type("Ledger", (WalletLedger,), {"backend": backend})

@@ -3,7 +3,9 @@ import pytest
 from infra.config import DEV_KEYS, ConfigError, load_settings
 
 
-def test_defaults_use_an_sqlite_file_under_var_and_the_dev_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_defaults_use_an_sqlite_file_under_var_and_the_dev_keys(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     for name in ("CASINO_DATABASE_URL", "CASINO_API_KEYS", "CASINO_ENV", "CASINO_TEST_MODE"):
         monkeypatch.delenv(name, raising=False)
     settings = load_settings()
@@ -29,7 +31,9 @@ def test_configured_keys_replace_the_dev_keys() -> None:
         ({"test_mode": "perhaps"}, "CASINO_TEST_MODE"),
     ],
 )
-def test_a_bad_setting_stops_start_up_and_names_itself(overrides: dict[str, object], named: str) -> None:
+def test_a_bad_setting_stops_start_up_and_names_itself(
+    overrides: dict[str, object], named: str
+) -> None:
     with pytest.raises(ConfigError, match=named):
         load_settings(**overrides)
 
@@ -48,4 +52,7 @@ def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("CASINO_IDLE_TIMEOUT_SECONDS", "42")
     monkeypatch.setenv("CASINO_DATABASE_URL", "postgresql://u@h:5433/db")
     settings = load_settings()
-    assert (settings.idle_timeout_seconds, settings.database_url) == (42, "postgresql://u@h:5433/db")
+    assert (settings.idle_timeout_seconds, settings.database_url) == (
+        42,
+        "postgresql://u@h:5433/db",
+    )

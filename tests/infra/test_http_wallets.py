@@ -33,8 +33,13 @@ def test_a_walk_through_create_deposit_read_withdraw_and_balance(api: Api) -> No
     assert created.json() == {"player_id": "alice", "display_name": "Alice"}
     deposit = api.deposit("alice", "25.50")
     assert deposit["wallet"] == {
-        "player_id": "alice", "mode": "real", "balance": "25.50", "held": "0.00",
-        "available": "25.50", "dealer_points": 0, "last_round": None,
+        "player_id": "alice",
+        "mode": "real",
+        "balance": "25.50",
+        "held": "0.00",
+        "available": "25.50",
+        "dealer_points": 0,
+        "last_round": None,
     }
     withdrawal = api.post("/v1/players/alice/withdrawals", {"mode": "real", "amount": "0.50"})
     assert withdrawal.status_code == 201
@@ -81,7 +86,9 @@ def test_bad_amounts_are_refused_and_change_nothing(
     assert state(api, store) == before
 
 
-def test_an_unknown_player_is_a_404_that_changes_nothing(api: Api, store: Store, alice: str) -> None:
+def test_an_unknown_player_is_a_404_that_changes_nothing(
+    api: Api, store: Store, alice: str
+) -> None:
     before = state(api, store)
     answer = api.post("/v1/players/bob/deposits", {"mode": "real", "amount": "1.00"})
     assert (answer.status_code, answer.json()["code"]) == (404, "unknown_player")
@@ -98,7 +105,9 @@ def test_an_unknown_mode_is_refused(api: Api, store: Store, alice: str) -> None:
 
 
 @pytest.mark.parametrize("player_id", ["bad id", "x" * 65, "semi;colon"])
-def test_malformed_player_ids_are_refused(api: Api, store: Store, alice: str, player_id: str) -> None:
+def test_malformed_player_ids_are_refused(
+    api: Api, store: Store, alice: str, player_id: str
+) -> None:
     before = state(api, store)
     created = api.post("/v1/players", {"player_id": player_id, "display_name": "X"})
     assert (created.status_code, created.json()["code"]) == (422, "invalid_player_id")
@@ -124,7 +133,9 @@ def test_a_missing_idempotency_key_is_a_400(api: Api, store: Store, alice: str) 
         "/v1/players/alice/deposits", json={"mode": "real", "amount": "1.00"}, headers=SERVICE
     )
     assert (answer.status_code, answer.json()["code"]) == (400, "idempotency_key_missing")
-    too_long = api.post("/v1/players/alice/deposits", {"mode": "real", "amount": "1.00"}, key="k" * 129)
+    too_long = api.post(
+        "/v1/players/alice/deposits", {"mode": "real", "amount": "1.00"}, key="k" * 129
+    )
     assert (too_long.status_code, too_long.json()["code"]) == (400, "invalid_idempotency_key")
     assert state(api, store) == before
 
@@ -135,7 +146,9 @@ def test_repeating_a_request_returns_the_first_answer_and_changes_nothing(
     body = {"mode": "real", "amount": "5.00"}
     first = api.post("/v1/players/alice/deposits", body, key="deposit-1")
     after_first = state(api, store)
-    again = api.post("/v1/players/alice/deposits", {"amount": "5.00", "mode": "real"}, key="deposit-1")
+    again = api.post(
+        "/v1/players/alice/deposits", {"amount": "5.00", "mode": "real"}, key="deposit-1"
+    )
     assert (again.status_code, again.json()) == (first.status_code, first.json())
     assert again.headers["idempotent-replayed"] == "true"
     assert state(api, store) == after_first
@@ -145,7 +158,9 @@ def test_repeating_a_request_returns_the_first_answer_and_changes_nothing(
 def test_a_reused_key_with_another_body_is_a_422(api: Api, store: Store, alice: str) -> None:
     api.post("/v1/players/alice/deposits", {"mode": "real", "amount": "5.00"}, key="deposit-1")
     before = state(api, store)
-    answer = api.post("/v1/players/alice/deposits", {"mode": "real", "amount": "6.00"}, key="deposit-1")
+    answer = api.post(
+        "/v1/players/alice/deposits", {"mode": "real", "amount": "6.00"}, key="deposit-1"
+    )
     assert (answer.status_code, answer.json()["code"]) == (422, "idempotency_key_reused")
     assert state(api, store) == before
 
@@ -194,8 +209,11 @@ def test_reports_are_for_operators_and_auditors(api: Api, alice: str) -> None:
     assert api.get("/v1/reports/trial-balance", headers=SERVICE).status_code == 403
     assert api.get("/v1/reports/trial-balance", headers=AUDITOR).status_code == 200
     assert api.get("/v1/reports/liability", headers=OPERATOR).json() == {
-        "mode": "real", "player_balances": "100.00", "held_in_open_rounds": "0.00",
-        "available_to_players": "100.00", "wallets": 1,
+        "mode": "real",
+        "player_balances": "100.00",
+        "held_in_open_rounds": "0.00",
+        "available_to_players": "100.00",
+        "wallets": 1,
     }
 
 

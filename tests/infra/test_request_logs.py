@@ -15,7 +15,11 @@ def test_each_request_writes_one_json_line_with_its_ids_and_timing(
     answer = api.client.post(
         "/v1/players/alice/deposits",
         json={"mode": "real", "amount": "1.00"},
-        headers={"Authorization": "Bearer dev-service", "Idempotency-Key": "k", "X-Request-ID": "req-7"},
+        headers={
+            "Authorization": "Bearer dev-service",
+            "Idempotency-Key": "k",
+            "X-Request-ID": "req-7",
+        },
     )
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert len(lines) == 1

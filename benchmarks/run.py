@@ -1,0 +1,25 @@
+"""`make bench`: every benchmark in one run, figures printed (not asserted)."""
+
+from __future__ import annotations
+
+import time
+
+from benchmarks import bench_baccarat_engine, bench_blackjack_sim, bench_wallets
+
+
+def section(title: str, figures: dict[str, float]) -> None:
+    print(f"\n== {title}")
+    for name, value in figures.items():
+        print(f"  {name:48s} {value:14.4f}")
+
+
+def main() -> None:
+    started = time.perf_counter()
+    section("wallets: deposits through the application vs raw PostgreSQL", bench_wallets.run())
+    section("baccarat: pure engine and exact odds", bench_baccarat_engine.run())
+    section("blackjack: basic-strategy simulation", bench_blackjack_sim.run(1_000_000))
+    print(f"\nall benchmarks took {time.perf_counter() - started:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
