@@ -16,7 +16,7 @@ from pathlib import Path
 
 import psycopg
 
-from domain.application import Receipt
+from domain.seam import Receipt
 from infra.store import Store, open_store
 
 POSTGRES_URL = os.environ.get(

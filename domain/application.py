@@ -1,178 +1,27 @@
-"""The application: its methods are the commands, and `run` is the seam they all pass.
-
-A command loads the aggregates it needs into a `Unit`, calls their methods and
-returns a result. `run` then saves every aggregate the unit touched in one
-atomic save, together with the command's receipt when it carries an
-idempotency key. An optimistic-concurrency conflict (another command saved one
-of those aggregates first) makes `run` start the command again from fresh
-state, a bounded number of times, so a command is never lost and never
-applied twice.
-"""
+"""The application: its methods are the commands; they all pass the seam's `run`."""
 
 from __future__ import annotations
 
-import contextlib
-import random
-import time
-import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
-from uuid import UUID
+from typing import Any
 
-from eventsourcing.application import AggregateNotFoundError, Application, Repository
+from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, InterfaceError, OperationalError
 
-from domain.errors import (
-    ConcurrencyExhausted,
-    DomainError,
-    IdempotencyKeyReused,
-    InvalidPointsChange,
-    PlayerExists,
-    UnknownPlayer,
-)
-from domain.ids import MODES, check_mode, check_player_id, player_uuid, receipt_uuid, wallet_uuid
+from domain.baccarat_commands import BaccaratCommands
+from domain.errors import InvalidPointsChange, PlayerExists, UnknownPlayer
+from domain.ids import MODES, check_player_id, player_uuid, wallet_uuid
 from domain.player import Player
-from domain.receipt import CommandReceipt
+from domain.round_commands import RoundCommands
+from domain.seam import CommandSeam, Movement, Outcome, Receipt, Unit, new_id
 from domain.wallet import Wallet
 
-T = TypeVar("T")
-A = TypeVar("A", bound=Aggregate)
-
-ATTEMPTS_MAX = 12
-BACK_OFF_SECONDS_FIRST = 0.001
-BACK_OFF_SECONDS_MAX = 0.1
 POINTS_CHANGE_MAX = 1_000_000_000
 REASON_LENGTH_MAX = 500
 
 
-@dataclass(frozen=True)
-class Receipt:
-    """An idempotent request: its scoped key, the fingerprint of its body, and
-    how to turn the command's result into the answer to remember."""
-
-    key: str
-    fingerprint: str
-    render: Callable[[Any], dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Outcome(Generic[T]):
-    result: T | None  # None when the answer was replayed from an earlier receipt
-    answer: dict[str, Any] | None
-    replayed: bool
-
-
-@dataclass(frozen=True)
-class Movement:
-    """A deposit or withdrawal: the wallet after it, and the transaction's id."""
-
-    wallet: Wallet
-    transaction_id: str
-
-
-class Unit:
-    """What one attempt of a command loaded, created and changed."""
-
-    def __init__(self, app: CasinoApplication, repository: Repository[UUID] | None = None) -> None:
-        self._repository = repository or app.repository
-        self._aggregates: dict[UUID, Aggregate] = {}
-
-    def get(self, cls: type[A], aggregate_id: UUID, missing: Callable[[], DomainError]) -> A:
-        if aggregate_id not in self._aggregates:
-            try:
-                self._aggregates[aggregate_id] = self._repository.get(aggregate_id)
-            except AggregateNotFoundError:
-                raise missing() from None
-        aggregate = self._aggregates[aggregate_id]
-        assert isinstance(aggregate, cls), f"{aggregate_id} is not a {cls.__name__}"
-        return aggregate
-
-    def add(self, aggregate: Aggregate) -> None:
-        self._aggregates[aggregate.id] = aggregate
-
-    def wallet(self, player_id: str, mode: str) -> Wallet:
-        check_player_id(player_id)
-        check_mode(mode)
-        return self.get(Wallet, wallet_uuid(player_id, mode), lambda: _unknown(player_id))
-
-    def aggregates(self) -> list[Aggregate]:
-        return list(self._aggregates.values())
-
-
-class CasinoApplication(Application[UUID]):
+class CasinoApplication(BaccaratCommands, RoundCommands, CommandSeam):
+    # The name prefixes the PostgreSQL tables (casino_events); never change it.
     name = "casino"
-    is_snapshotting_enabled = True
-    snapshotting_intervals: ClassVar[dict[type[Any], int]] = {Wallet: 200}
-
-    # The seam.
-
-    def run(self, command: Callable[[Unit], T], receipt: Receipt | None = None) -> Outcome[T]:
-        for attempt in range(ATTEMPTS_MAX):
-            if receipt is not None:
-                earlier = self._earlier_answer(receipt)
-                if earlier is not None:
-                    return Outcome(result=None, answer=earlier, replayed=True)
-            unit = Unit(self)
-            result = command(unit)
-            answer = receipt.render(result) if receipt is not None else None
-            aggregates = unit.aggregates()
-            if receipt is not None and answer is not None:
-                aggregates.append(CommandReceipt(receipt.key, receipt.fingerprint, answer))
-            check_postings_balance(aggregates)
-            try:
-                self.save(*aggregates)
-            except IntegrityError:
-                # Another command saved first: start again from fresh state.
-                self._forget(aggregates)
-                _back_off(attempt)
-            except (OperationalError, InterfaceError):
-                self._forget(aggregates)
-                if receipt is None:
-                    raise  # Without a receipt we cannot tell whether the save landed.
-                _back_off(attempt)  # The receipt tells next time round whether it landed.
-            else:
-                return Outcome(result=result, answer=answer, replayed=False)
-        raise ConcurrencyExhausted(
-            "the command kept conflicting with concurrent commands; nothing was applied, "
-            "retry it with the same Idempotency-Key"
-        )
-
-    @property
-    def fresh(self) -> Repository[UUID]:
-        """A repository that always reads the store: for queries, which must see what
-        other processes saved. Commands use the cached repository; a stale cached
-        aggregate fails the optimistic-concurrency check, is forgotten, and reloaded."""
-        if not hasattr(self, "_fresh"):
-            self._fresh = Repository(event_store=self.events, snapshot_store=self.snapshots)
-        return self._fresh
-
-    def _forget(self, aggregates: list[Aggregate]) -> None:
-        if self.repository.cache is not None:
-            for aggregate in aggregates:
-                with contextlib.suppress(KeyError):
-                    self.repository.cache.get(aggregate.id, evict=True)
-
-    def _earlier_answer(self, receipt: Receipt) -> dict[str, Any] | None:
-        try:
-            stored: Aggregate = self.repository.get(receipt_uuid(receipt.key))
-        except AggregateNotFoundError:
-            return None
-        assert isinstance(stored, CommandReceipt)
-        if stored.fingerprint != receipt.fingerprint:
-            raise IdempotencyKeyReused(
-                "this Idempotency-Key was already used with a different request"
-            )
-        return stored.answer
-
-    def _take_snapshots(self, processing_event: Any) -> None:
-        # Snapshots only speed up loading. Failing to write one must not make a
-        # saved command look failed (the seam would then run it again).
-        try:
-            super()._take_snapshots(processing_event)
-        except Exception:
-            self.snapshot_failures = getattr(self, "snapshot_failures", 0) + 1
 
     # Commands.
 
@@ -185,7 +34,7 @@ class CasinoApplication(Application[UUID]):
         self, player_id: str, mode: str, amount_cents: int, receipt: Receipt | None = None
     ) -> Outcome[Movement]:
         def command(unit: Unit) -> Movement:
-            movement = Movement(unit.wallet(player_id, mode), _transaction_id())
+            movement = Movement(unit.wallet(player_id, mode), new_id())
             movement.wallet.deposit(movement.transaction_id, amount_cents)
             return movement
 
@@ -195,7 +44,7 @@ class CasinoApplication(Application[UUID]):
         self, player_id: str, mode: str, amount_cents: int, receipt: Receipt | None = None
     ) -> Outcome[Movement]:
         def command(unit: Unit) -> Movement:
-            movement = Movement(unit.wallet(player_id, mode), _transaction_id())
+            movement = Movement(unit.wallet(player_id, mode), new_id())
             movement.wallet.withdraw(movement.transaction_id, amount_cents)
             return movement
 
@@ -220,7 +69,7 @@ class CasinoApplication(Application[UUID]):
         try:
             player: Aggregate = self.fresh.get(player_uuid(player_id))
         except AggregateNotFoundError:
-            raise _unknown(player_id) from None
+            raise UnknownPlayer(f"no player {player_id} is registered") from None
         assert isinstance(player, Player)
         return player
 
@@ -245,18 +94,6 @@ def _register(app: CasinoApplication, unit: Unit, player_id: str, display_name: 
     return player
 
 
-def check_postings_balance(aggregates: list[Aggregate]) -> None:
-    """Pair assertion on the write path: every save's postings sum to zero per mode."""
-    totals: dict[str, int] = {}
-    for aggregate in aggregates:
-        if not isinstance(aggregate, Wallet):
-            continue
-        for pending in aggregate.pending_events:
-            for _account, cents in getattr(pending, "postings", ()):
-                totals[aggregate.mode] = totals.get(aggregate.mode, 0) + cents
-    assert all(total == 0 for total in totals.values()), f"unbalanced postings: {totals}"
-
-
 def _check_points_adjustment(change: int, reason: str) -> None:
     if change == 0 or abs(change) > POINTS_CHANGE_MAX:
         raise InvalidPointsChange(
@@ -264,18 +101,3 @@ def _check_points_adjustment(change: int, reason: str) -> None:
         )
     if not reason.strip() or len(reason) > REASON_LENGTH_MAX:
         raise InvalidPointsChange(f"a reason of 1-{REASON_LENGTH_MAX} characters is required")
-
-
-def _unknown(player_id: str) -> UnknownPlayer:
-    return UnknownPlayer(f"no player {player_id} is registered")
-
-
-def _transaction_id() -> str:
-    # Drawn outside any event body: the id is stored in the event and replayed as is.
-    return str(uuid.uuid4())
-
-
-def _back_off(attempt: int) -> None:
-    # Exponential, with full jitter so that racing commands do not collide again in step.
-    ceiling = min(BACK_OFF_SECONDS_MAX, BACK_OFF_SECONDS_FIRST * 2**attempt)
-    time.sleep(random.uniform(0, ceiling))

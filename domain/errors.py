@@ -64,3 +64,55 @@ class ConcurrencyExhausted(DomainError):
 
     code = "concurrent_update"
     kind = "unavailable"
+
+
+class UnknownRound(DomainError):
+    code = "unknown_round"
+    kind = "not_found"
+
+
+class RoundNotOpen(DomainError):
+    code = "round_not_open"
+    kind = "conflict"
+
+
+class InvalidStake(DomainError):
+    code = "invalid_stake"
+
+
+class UnknownSpot(DomainError):
+    code = "unknown_spot"
+
+
+class NoStakeOnSpot(DomainError):
+    code = "no_stake_on_spot"
+    kind = "conflict"
+
+
+class NoBets(DomainError):
+    code = "no_bets"
+    kind = "conflict"
+
+
+class BelowTableMinimum(DomainError):
+    code = "below_table_minimum"
+    kind = "conflict"
+
+
+class AboveTableMaximum(DomainError):
+    code = "above_table_maximum"
+    kind = "conflict"
+
+
+class TestModeDisabled(DomainError):
+    code = "test_mode_disabled"
+    kind = "forbidden"
+
+
+class InvalidShoe(DomainError):
+    code = "invalid_shoe"
+
+
+class NotYourRound(DomainError):
+    code = "not_your_round"
+    kind = "forbidden"

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from domain.errors import DomainError
-from infra import routes_players, routes_reports
+from infra import routes_players, routes_reports, routes_rounds
 from infra.config import Settings
 from infra.logs import get_logger
 from infra.problems import Problem, from_domain, from_problem, problem_response
@@ -47,6 +47,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.state.settings = settings
     api.state.api_keys = settings.keys()
     api.include_router(routes_players.router)
+    api.include_router(routes_rounds.router)
     api.include_router(routes_reports.router)
     _add_error_handlers(api)
     # The last added runs outermost: every request is logged, refused ones included.
@@ -77,6 +78,7 @@ def _add_error_handlers(api: FastAPI) -> None:
         return problem_response(405, "method_not_allowed", f"{request.method} is not allowed here")
 
 
+NOT_AN_OBJECT = {"model_attributes_type", "dict_type", "model_type", "missing"}
 # Which field a validation error is about decides its stable code.
 FIELD_CODES = {
     "amount": "invalid_amount",
@@ -90,7 +92,7 @@ def _validation_problem(errors: Any) -> JSONResponse:
     location = [str(part) for part in first.get("loc", ())]
     if first.get("type") == "json_invalid":
         return problem_response(400, "malformed_json", "the body is not valid JSON")
-    if location == ["body"]:
+    if location == ["body"] and first.get("type") in NOT_AN_OBJECT:
         return problem_response(422, "invalid_body", "the body must be a JSON object")
     field = location[-1] if location else ""
     code = FIELD_CODES.get(field, "invalid_request")

@@ -27,7 +27,9 @@ def settings_or_exit() -> Settings:
 
 
 def open_configured_store(settings: Settings) -> Store:
-    return open_store(settings.database_url, pool_size=settings.db_pool_size)
+    return open_store(
+        settings.database_url, pool_size=settings.db_pool_size, games=settings.games()
+    )
 
 
 @app.command()

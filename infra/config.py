@@ -5,10 +5,14 @@ A bad setting stops start-up with a message that names it.
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from domain.games import GameSettings, HouseBaccarat, P2PBaccarat, TableType
+from domain.money import InvalidAmount, parse_amount
 
 ROLES = ("service", "operator", "auditor")
 DEV_KEYS = {"dev-service": "service", "dev-operator": "operator", "dev-auditor": "auditor"}
@@ -32,6 +36,41 @@ class Settings(BaseSettings):
     resume_window_seconds: int = Field(default=600, ge=1, le=86_400)
     db_pool_size: int = Field(default=5, ge=1, le=100)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    house_decks: int = Field(default=8, ge=1, le=8)
+    house_tie_pays: int = Field(default=8, ge=1, le=100)
+    house_stake_min: str = "1.00"
+    house_stake_max: str = "1000.00"
+    p2p_decks: int = Field(default=6, ge=1, le=8)
+    p2p_tie_pays: int = Field(default=9, ge=1, le=100)
+    p2p_commission_basis_points: int = Field(default=175, ge=0, le=5000)
+    p2p_table_types: str = ""
+
+    @field_validator("house_stake_min", "house_stake_max")
+    @classmethod
+    def _whole_dollars(cls, text: str) -> str:
+        _whole_dollar_cents(text)
+        return text
+
+    @field_validator("p2p_table_types")
+    @classmethod
+    def _table_types(cls, text: str) -> str:
+        _parse_table_types(text)
+        return text
+
+    def games(self) -> GameSettings:
+        house = HouseBaccarat(
+            decks=self.house_decks,
+            tie_pays=self.house_tie_pays,
+            stake_min_cents=_whole_dollar_cents(self.house_stake_min),
+            stake_max_cents=_whole_dollar_cents(self.house_stake_max),
+        )
+        p2p = P2PBaccarat(
+            decks=self.p2p_decks,
+            tie_pays=self.p2p_tie_pays,
+            commission_basis_points=self.p2p_commission_basis_points,
+            table_types=_parse_table_types(self.p2p_table_types) or P2PBaccarat().table_types,
+        )
+        return GameSettings(house=house, p2p=p2p, test_mode=self.test_mode)
 
     @field_validator("database_url")
     @classmethod
@@ -56,6 +95,38 @@ class Settings(BaseSettings):
     @property
     def uses_dev_keys(self) -> bool:
         return not parse_api_keys(self.api_keys)
+
+
+def _whole_dollar_cents(text: str) -> int:
+    try:
+        cents = parse_amount(text)
+    except InvalidAmount as error:
+        raise ValueError(str(error)) from None
+    if cents % 100:
+        raise ValueError(f"{text} is not whole dollars")
+    return cents
+
+
+def _parse_table_types(text: str) -> dict[str, TableType]:
+    """JSON such as {"I": {"min": "2.00", "max": "100.00", "points": 20}, ...}; empty: defaults."""
+    if not text.strip():
+        return {}
+    try:
+        raw = json.loads(text)
+        return {
+            name: TableType(
+                name,
+                _whole_dollar_cents(spec["min"]),
+                _whole_dollar_cents(spec["max"]),
+                int(spec["points"]),
+            )
+            for name, spec in raw.items()
+        }
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"not a table-type map like {TABLE_TYPES_EXAMPLE}: {error}") from None
+
+
+TABLE_TYPES_EXAMPLE = '{"I": {"min": "2.00", "max": "100.00", "points": 20}}'
 
 
 def parse_api_keys(text: str) -> dict[str, str]:

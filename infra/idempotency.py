@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import Depends, Request
 from fastapi.responses import JSONResponse
 
-from domain.application import Outcome, Receipt
+from domain.seam import Outcome, Receipt
 from infra.auth import COMMAND, OPERATOR, Principal
 from infra.problems import Problem
 

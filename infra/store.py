@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from domain.application import CasinoApplication
+from domain.games import GameSettings
 from infra.database import PostgresDatabase, SQLiteDatabase
 from infra.schema import check_identifier, create_postgres_schema, create_sqlite_schema
 from projections.base import Database
@@ -32,7 +33,13 @@ class Store:
         self.database.close()  # type: ignore[attr-defined]
 
 
-def open_store(url: str, *, postgres_schema: str = "public", pool_size: int = 5) -> Store:
+def open_store(
+    url: str,
+    *,
+    postgres_schema: str = "public",
+    pool_size: int = 5,
+    games: GameSettings | None = None,
+) -> Store:
     database: Database
     if url.startswith("sqlite:///"):
         database, env = _sqlite(url.removeprefix("sqlite:///"))
@@ -45,7 +52,7 @@ def open_store(url: str, *, postgres_schema: str = "public", pool_size: int = 5)
         # aggregate that another process moved on (the seam then reloads it).
         AGGREGATE_CACHE_FASTFORWARD="false",
     )
-    app = CasinoApplication(env=env)
+    app = CasinoApplication(env=env, games=games)
     projector = Projector(database, app.recorder, app.mapper.to_domain_event)
     return Store(app=app, database=database, projector=projector, url=url)
 

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from domain.games import GameSettings
 from infra.api import create_app
 from infra.config import load_settings
 from infra.store import Store, open_store
@@ -65,8 +66,10 @@ class StoreFactory:
             return f"sqlite:///{self.tmp_path / 'casino.sqlite'}"
         return POSTGRES_URL
 
-    def open(self) -> Store:
-        store = open_store(self.url, postgres_schema=self.schema, pool_size=2)
+    def open(self, games: GameSettings | None = None) -> Store:
+        # Certification mode is on by default here, so tests can choose the cards.
+        games = games or GameSettings(test_mode=True)
+        store = open_store(self.url, postgres_schema=self.schema, pool_size=2, games=games)
         self.opened.append(store)
         return store
 

@@ -4,7 +4,6 @@ import threading
 
 import pytest
 
-from domain.application import Receipt
 from domain.errors import (
     IdempotencyKeyReused,
     InsufficientFunds,
@@ -14,6 +13,7 @@ from domain.errors import (
     PlayerExists,
     UnknownPlayer,
 )
+from domain.seam import Receipt
 from infra.store import Store
 from projections import balances
 from tests.conftest import StoreFactory, every_store_event

@@ -23,9 +23,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from domain.application import Receipt
 from domain.errors import InsufficientFunds
 from domain.ids import wallet_uuid
+from domain.seam import Receipt
 from domain.wallet import CASINO_BANK, Wallet
 from projections import balances
 from tests.conftest import StoreFactory

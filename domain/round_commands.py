@@ -1,0 +1,52 @@
+"""Commands on any round (API.md, Rounds): each loads the round and hands it to its game."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from eventsourcing.domain import Aggregate
+
+from domain.baccarat_commands import BaccaratGame
+from domain.baccarat_round import BaccaratRound
+from domain.seam import CommandSeam, Outcome, Receipt, Unit
+
+
+class Game(Protocol):
+    def place_bet(self, unit: Unit, round_: Any, target: str, amount_cents: int) -> None: ...
+
+    def remove_bet(self, unit: Unit, round_: Any, target: str) -> None: ...
+
+    def deal(self, unit: Unit, round_: Any) -> None: ...
+
+
+GAMES: dict[type[Aggregate], Game] = {BaccaratRound: BaccaratGame()}
+
+
+class RoundCommands(CommandSeam):
+    def place_bet(
+        self, round_id: str, target: str, amount_cents: int, receipt: Receipt | None = None
+    ) -> Outcome[Aggregate]:
+        return self._on_round(
+            round_id, lambda game, unit, r: game.place_bet(unit, r, target, amount_cents), receipt
+        )
+
+    def remove_bet(
+        self, round_id: str, target: str, receipt: Receipt | None = None
+    ) -> Outcome[Aggregate]:
+        return self._on_round(
+            round_id, lambda game, unit, r: game.remove_bet(unit, r, target), receipt
+        )
+
+    def deal(self, round_id: str, receipt: Receipt | None = None) -> Outcome[Aggregate]:
+        return self._on_round(round_id, lambda game, unit, r: game.deal(unit, r), receipt)
+
+    def round(self, round_id: str) -> Aggregate:
+        return Unit(self, self.fresh).round(Aggregate, round_id)
+
+    def _on_round(self, round_id: str, step: Any, receipt: Receipt | None) -> Outcome[Aggregate]:
+        def command(unit: Unit) -> Aggregate:
+            round_ = unit.round(Aggregate, round_id)
+            step(GAMES[type(round_)], unit, round_)
+            return round_
+
+        return self.run(command, receipt)
