@@ -10,6 +10,7 @@ from eventsourcing.domain import Aggregate
 from domain.baccarat_commands import BaccaratCommands
 from domain.errors import InvalidPointsChange, PlayerExists, UnknownPlayer
 from domain.ids import MODES, check_player_id, player_uuid, wallet_uuid
+from domain.p2p_commands import P2PCommands
 from domain.player import Player
 from domain.round_commands import RoundCommands
 from domain.seam import CommandSeam, Movement, Outcome, Receipt, Unit, new_id
@@ -19,7 +20,7 @@ POINTS_CHANGE_MAX = 1_000_000_000
 REASON_LENGTH_MAX = 500
 
 
-class CasinoApplication(BaccaratCommands, RoundCommands, CommandSeam):
+class CasinoApplication(BaccaratCommands, P2PCommands, RoundCommands, CommandSeam):
     # The name prefixes the PostgreSQL tables (casino_events); never change it.
     name = "casino"
 

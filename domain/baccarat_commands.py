@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from domain.baccarat_round import HOUSE, P2P, BaccaratRound
-from domain.cards import InvalidCard
-from domain.errors import InvalidShoe
 from domain.games import check_certification
+from domain.p2p_commands import end_round
 from domain.seam import CommandSeam, Outcome, Receipt, Unit
-from domain.shoe import CardNotInShoe, draw_seed
+from domain.shoe import draw_seed
 from domain.wallet import CASINO_BANK
 
 
@@ -36,7 +35,7 @@ class BaccaratCommands(CommandSeam):
                 seed=draw_seed(),
                 shoe_prefix=shoe_prefix,
             )
-            check_shoe(round_)
+            round_.check_shoe()
             unit.add(round_)
             return round_
 
@@ -61,15 +60,9 @@ class BaccaratGame:
         round_.deal()
         if round_.variant == P2P:
             settle_p2p(unit, round_)
+            end_round(unit, round_)
         else:
             settle_house(unit, round_)
-
-
-def check_shoe(round_: BaccaratRound) -> None:
-    try:
-        round_.shoe()
-    except (InvalidCard, CardNotInShoe) as error:
-        raise InvalidShoe(str(error)) from None
 
 
 def settle_house(unit: Unit, round_: BaccaratRound) -> None:

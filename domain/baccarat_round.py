@@ -14,9 +14,11 @@ from typing import Any
 from eventsourcing.domain import Aggregate, event
 
 from domain import baccarat
+from domain.cards import InvalidCard
 from domain.errors import (
     AboveTableMaximum,
     BelowTableMinimum,
+    InvalidShoe,
     InvalidStake,
     NoBets,
     NoStakeOnSpot,
@@ -25,7 +27,13 @@ from domain.errors import (
 )
 from domain.games import BASIS_POINTS, CENTS_PER_DOLLAR, chips_for
 from domain.money import format_cents, fraction_half_up
-from domain.shoe import SHUFFLE_ALGORITHM, certification_shoe, commitment, shuffled_shoe
+from domain.shoe import (
+    SHUFFLE_ALGORITHM,
+    CardNotInShoe,
+    certification_shoe,
+    commitment,
+    shuffled_shoe,
+)
 
 ROUND = "casino:BaccaratRound"
 OPENED = "casino:BaccaratRound.Opened"
@@ -146,6 +154,13 @@ class BaccaratRound(Aggregate):
         if self.shoe_prefix:
             return certification_shoe(self.shoe_prefix, self.seed, self.decks)
         return shuffled_shoe(self.seed, self.decks)
+
+    def check_shoe(self) -> None:
+        """Refuse a certification shoe that the decks cannot hold."""
+        try:
+            self.shoe()
+        except (InvalidCard, CardNotInShoe) as error:
+            raise InvalidShoe(str(error)) from None
 
     # Commands.
 

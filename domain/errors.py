@@ -116,3 +116,67 @@ class InvalidShoe(DomainError):
 class NotYourRound(DomainError):
     code = "not_your_round"
     kind = "forbidden"
+
+
+class NotEligibleToDeal(DomainError):
+    code = "not_eligible_to_deal"
+    kind = "conflict"
+
+
+class NoDealerAvailable(DomainError):
+    code = "no_dealer_available"
+    kind = "conflict"
+
+
+class UnknownTable(DomainError):
+    code = "unknown_table"
+    kind = "not_found"
+
+
+class UnknownTableType(DomainError):
+    code = "unknown_table_type"
+
+
+class AlreadyAtTable(DomainError):
+    code = "already_at_table"
+    kind = "conflict"
+
+
+class NotAtTable(DomainError):
+    code = "not_at_table"
+    kind = "conflict"
+
+
+class TableNotReady(DomainError):
+    code = "table_not_ready"
+    kind = "conflict"
+
+
+class UnknownHall(DomainError):
+    code = "unknown_hall"
+
+
+class InvalidBox(DomainError):
+    code = "invalid_box"
+
+
+class NoStakeOnBox(DomainError):
+    code = "no_stake_on_box"
+    kind = "conflict"
+
+
+class IllegalAction(DomainError):
+    """A blackjack action the rules do not allow now; the detail says why."""
+
+    code = "illegal_action"
+    kind = "conflict"
+
+
+class NoPreviousBets(DomainError):
+    code = "no_previous_bets"
+    kind = "conflict"
+
+
+class BetsAlreadyPlaced(DomainError):
+    code = "bets_already_placed"
+    kind = "conflict"

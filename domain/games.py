@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from domain.errors import InvalidShoe, TestModeDisabled
+from domain.errors import InvalidShoe, TestModeDisabled, UnknownHall
 from domain.money import fraction_half_up
 
 CENTS_PER_DOLLAR = 100
@@ -59,9 +59,40 @@ class P2PBaccarat:
 
 
 @dataclass(frozen=True)
+class BlackjackHall:
+    """A blackjack hall and its limits on the stake of one box (RULES.md 3)."""
+
+    name: str
+    stake_min_cents: int
+    stake_max_cents: int
+
+
+def _default_halls() -> dict[str, BlackjackHall]:
+    return {
+        "1": BlackjackHall("1", 10, 1_000),
+        "2": BlackjackHall("2", 100, 10_000),
+        "vip": BlackjackHall("vip", 2_500, 100_000),
+    }
+
+
+@dataclass(frozen=True)
+class BlackjackSettings:
+    decks: int = 2
+    halls: dict[str, BlackjackHall] = field(default_factory=_default_halls)
+
+    def hall(self, name: str) -> BlackjackHall:
+        if name not in self.halls:
+            raise UnknownHall(
+                f"{name[:40]!r} is not a blackjack hall: choose one of {', '.join(self.halls)}"
+            )
+        return self.halls[name]
+
+
+@dataclass(frozen=True)
 class GameSettings:
     house: HouseBaccarat = field(default_factory=HouseBaccarat)
     p2p: P2PBaccarat = field(default_factory=P2PBaccarat)
+    blackjack: BlackjackSettings = field(default_factory=BlackjackSettings)
     test_mode: bool = False
 
 

@@ -6,6 +6,7 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.errors import AlreadyAtTable
 from domain.ids import player_uuid
 
 DISPLAY_NAME_LENGTH_MAX = 100
@@ -27,3 +28,25 @@ class Player(Aggregate):
     def __init__(self, player_id: str, display_name: str) -> None:
         self.player_id = player_id
         self.display_name = display_name
+        self.table_id: str | None = None  # The P2P table they sit at, as dealer or player.
+
+    def sit_down(self, table_id: str, role: str) -> None:
+        """A player sits at one table at a time, whichever side of it."""
+        if self.table_id is not None:
+            raise AlreadyAtTable(
+                f"player {self.player_id} already sits at table {self.table_id}",
+                table_id=self.table_id,
+            )
+        self._sat_down(table_id, role)
+
+    def stand_up(self, table_id: str) -> None:
+        if self.table_id == table_id:
+            self._stood_up(table_id)
+
+    @event("SatDown", topic="casino:Player.SatDown")
+    def _sat_down(self, table_id: str, role: str) -> None:
+        self.table_id = table_id
+
+    @event("StoodUp", topic="casino:Player.StoodUp")
+    def _stood_up(self, table_id: str) -> None:
+        self.table_id = None

@@ -31,9 +31,12 @@ from domain.errors import (
     IdempotencyKeyReused,
     UnknownPlayer,
     UnknownRound,
+    UnknownTable,
 )
 from domain.games import GameSettings
-from domain.ids import check_mode, check_player_id, receipt_uuid, wallet_uuid
+from domain.ids import check_mode, check_player_id, player_uuid, receipt_uuid, wallet_uuid
+from domain.p2p import Lobby, Table, lobby_uuid
+from domain.player import Player
 from domain.receipt import CommandReceipt
 from domain.wallet import Wallet
 
@@ -74,6 +77,7 @@ class Unit:
     """What one attempt of a command loaded, created and changed."""
 
     def __init__(self, app: CommandSeam, repository: Repository[UUID] | None = None) -> None:
+        self.games = app.games
         self._repository = repository or app.repository
         self._aggregates: dict[UUID, Aggregate] = {}
 
@@ -94,6 +98,28 @@ class Unit:
         check_player_id(player_id)
         check_mode(mode)
         return self.get(Wallet, wallet_uuid(player_id, mode), lambda: _unknown(player_id))
+
+    def player(self, player_id: str) -> Player:
+        check_player_id(player_id)
+        return self.get(Player, player_uuid(player_id), lambda: _unknown(player_id))
+
+    def table(self, table_id: str) -> Table:
+        missing = UnknownTable(f"no table {table_id[:80]} exists")
+        try:
+            aggregate_id = UUID(table_id)
+        except ValueError:
+            raise missing from None
+        return self.get(Table, aggregate_id, lambda: missing)
+
+    def lobby(self, mode: str, table_type: str) -> Lobby:
+        """The lobby of a mode and table type, opened the first time it is needed."""
+        lobby_id = lobby_uuid(mode, table_type)
+        try:
+            return self.get(Lobby, lobby_id, lambda: UnknownTable("no lobby"))
+        except UnknownTable:
+            lobby = Lobby(mode, table_type)
+            self.add(lobby)
+            return lobby
 
     def round(self, cls: type[A], round_id: str) -> A:
         try:

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from domain.errors import DomainError
-from infra import routes_players, routes_reports, routes_rounds
+from infra import routes_p2p, routes_players, routes_reports, routes_rounds
 from infra.config import Settings
 from infra.logs import get_logger
 from infra.problems import Problem, from_domain, from_problem, problem_response
@@ -48,6 +48,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.state.api_keys = settings.keys()
     api.include_router(routes_players.router)
     api.include_router(routes_rounds.router)
+    api.include_router(routes_p2p.router)
     api.include_router(routes_reports.router)
     _add_error_handlers(api)
     # The last added runs outermost: every request is logged, refused ones included.

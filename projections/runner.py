@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from projections import balances, dealer_points
+from projections import balances, commission, dealer_points
 from projections.base import Cursor, Database
 
 NAME = "read_models"
@@ -22,11 +22,11 @@ CREATE TABLE IF NOT EXISTS projection_tracking (
     position BIGINT NOT NULL
 );
 """
-TABLES = balances.TABLES + dealer_points.TABLES
+TABLES = balances.TABLES + dealer_points.TABLES + commission.TABLES
 
 
 def all_schemas() -> str:
-    return SCHEMA + balances.SCHEMA + dealer_points.SCHEMA
+    return SCHEMA + balances.SCHEMA + dealer_points.SCHEMA + commission.SCHEMA
 
 
 class Projector:
@@ -57,6 +57,7 @@ class Projector:
     def _apply(self, cursor: Cursor, event: Any, position: int) -> None:
         balances.apply(cursor, event)
         dealer_points.apply(cursor, event, position)
+        commission.apply(cursor, event)
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
         """Empty every read model and apply the whole event log again."""

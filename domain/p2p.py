@@ -1,0 +1,143 @@
+"""Peer-to-peer baccarat tables (RULES.md 2.1): a player deals, another plays.
+
+`Table` is one dealer's table; `Lobby` keeps, per mode and table type, the
+tables waiting for a player in the order they started waiting, so two players
+asking for the last free dealer at once conflict on the lobby and exactly one
+of them gets it.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID, uuid5
+
+from eventsourcing.domain import Aggregate, event
+
+from domain.errors import NotAtTable, TableNotReady
+from domain.ids import NAMESPACE
+
+WAITING, SEATED, CLOSED = "waiting", "seated", "closed"
+
+
+class Table(Aggregate):
+    TOPIC = "casino:P2PTable"
+
+    class Created(Aggregate.Created):
+        TOPIC = "casino:P2PTable.Opened"
+        dealer_id: str
+        mode: str
+        table_type: str
+        auto_confirm: bool
+
+    @event(Created)
+    def __init__(self, dealer_id: str, mode: str, table_type: str, auto_confirm: bool) -> None:
+        self.dealer_id, self.mode, self.table_type = dealer_id, mode, table_type
+        self.auto_confirm = auto_confirm
+        self.status = WAITING
+        self.player_id: str | None = None
+        self.round_id: str | None = None  # The confirmed round not yet ended.
+        self.rounds_played = 0
+        self.notice: str | None = None  # What the other side should know: who left, why.
+
+    @property
+    def table_id(self) -> str:
+        return str(self.id)
+
+    def seat_player(self, player_id: str) -> None:
+        assert self.status == WAITING and player_id != self.dealer_id
+        self._player_seated(player_id)
+
+    def confirm_round(self, round_id: str) -> None:
+        self.check_ready_to_confirm()
+        self._round_confirmed(round_id)
+
+    def check_ready_to_confirm(self) -> None:
+        if self.status != SEATED:
+            raise TableNotReady(f"table {self.table_id} has no player seated: nothing to confirm")
+        if self.round_id is not None:
+            raise TableNotReady(f"round {self.round_id} is still in play at this table")
+
+    def end_round(self, round_id: str) -> None:
+        assert self.round_id == round_id
+        self._round_ended(round_id)
+
+    def stop_auto_confirm(self, reason: str) -> None:
+        if self.auto_confirm:
+            self._auto_confirm_stopped(reason)
+
+    def leave(self, player_id: str) -> str:
+        """Who leaves: 'dealer' closes the table, 'player' frees the seat."""
+        if player_id == self.dealer_id and self.status != CLOSED:
+            self._dealer_left(player_id)
+            return "dealer"
+        if player_id == self.player_id and self.status == SEATED:
+            self._player_left(player_id)
+            return "player"
+        raise NotAtTable(f"{player_id} is not at table {self.table_id}")
+
+    @event("PlayerSeated", topic="casino:P2PTable.PlayerSeated")
+    def _player_seated(self, player_id: str) -> None:
+        self.player_id, self.status, self.notice = player_id, SEATED, None
+
+    @event("RoundConfirmed", topic="casino:P2PTable.RoundConfirmed")
+    def _round_confirmed(self, round_id: str) -> None:
+        self.round_id = round_id
+
+    @event("RoundEnded", topic="casino:P2PTable.RoundEnded")
+    def _round_ended(self, round_id: str) -> None:
+        self.round_id = None
+        self.rounds_played += 1
+
+    @event("AutoConfirmStopped", topic="casino:P2PTable.AutoConfirmStopped")
+    def _auto_confirm_stopped(self, reason: str) -> None:
+        self.auto_confirm = False
+        self.notice = reason
+
+    @event("PlayerLeft", topic="casino:P2PTable.PlayerLeft")
+    def _player_left(self, player_id: str) -> None:
+        self.player_id, self.status, self.round_id = None, WAITING, None
+        self.notice = f"player {player_id} left the table"
+
+    @event("DealerLeft", topic="casino:P2PTable.DealerLeft")
+    def _dealer_left(self, dealer_id: str) -> None:
+        self.status, self.round_id = CLOSED, None
+        self.notice = f"dealer {dealer_id} left: the table is closed"
+
+
+class Lobby(Aggregate):
+    """The tables of one mode and type that wait for a player, longest-waiting first."""
+
+    TOPIC = "casino:P2PLobby"
+
+    class Created(Aggregate.Created):
+        TOPIC = "casino:P2PLobby.Opened"
+        mode: str
+        table_type: str
+
+    @staticmethod
+    def create_id(mode: str, table_type: str) -> UUID:
+        return lobby_uuid(mode, table_type)
+
+    @event(Created)
+    def __init__(self, mode: str, table_type: str) -> None:
+        self.mode, self.table_type = mode, table_type
+        self.waiting: list[str] = []
+
+    def add(self, table_id: str) -> None:
+        if table_id not in self.waiting:
+            self._table_waiting(table_id)
+
+    def remove(self, table_id: str) -> None:
+        if table_id in self.waiting:
+            self._table_taken(table_id)
+
+    @event("TableWaiting", topic="casino:P2PLobby.TableWaiting")
+    def _table_waiting(self, table_id: str) -> None:
+        self.waiting.append(table_id)
+
+    @event("TableTaken", topic="casino:P2PLobby.TableTaken")
+    def _table_taken(self, table_id: str) -> None:
+        self.waiting.remove(table_id)
+
+
+def lobby_uuid(mode: str, table_type: str) -> UUID:
+    return uuid5(NAMESPACE, f"lobby/{mode}/{table_type}")
