@@ -114,6 +114,7 @@ async def _log_request(request: Request, call_next: Any) -> Any:
         for name, value in request.scope.get("path_params", {}).items()
         if name in LOGGED_PATH_IDS
     }
+    ids |= {k: v[:64] for k, v in getattr(request.state, "log_ids", {}).items() if k not in ids}
     log.info(
         "request",
         request_id=request_id,

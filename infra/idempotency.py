@@ -21,6 +21,7 @@ from infra.auth import COMMAND, OPERATOR, Principal
 from infra.problems import Problem
 
 KEY_LENGTH_MAX = 128
+LOGGED_BODY_IDS = ("player_id",)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ async def _command(request: Request, principal: Principal) -> Command:
             400, "invalid_idempotency_key", f"Idempotency-Key must be 1-{KEY_LENGTH_MAX} characters"
         )
     body = await request.body()
+    _note_ids_for_the_log(request, body)
     return Command(
         scoped_key=f"{principal.key_digest}:{key}",
         fingerprint=_fingerprint(request.method, request.url.path, body),
@@ -65,6 +67,18 @@ async def service_command(request: Request, principal: Principal = Depends(COMMA
 
 async def operator_command(request: Request, principal: Principal = Depends(OPERATOR)) -> Command:
     return await _command(request, principal)
+
+
+def _note_ids_for_the_log(request: Request, body: bytes) -> None:
+    """Ids named in the body (a player sitting down, say) go into the request's log line."""
+    try:
+        parsed = json.loads(body) if body else None
+    except ValueError:
+        return
+    if isinstance(parsed, dict):
+        request.state.log_ids = {
+            name: parsed[name] for name in LOGGED_BODY_IDS if isinstance(parsed.get(name), str)
+        }
 
 
 def _fingerprint(method: str, path: str, body: bytes) -> str:

@@ -37,3 +37,13 @@ def test_refused_requests_are_logged_too(api: Api, capsys: pytest.CaptureFixture
     api.client.post("/v1/players", content=b"x" * 100_000, headers={"Idempotency-Key": "k"})
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert [line["status"] for line in lines] == [413]
+
+
+def test_ids_named_in_a_command_body_are_logged(
+    api: Api, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure_logging("info")
+    capsys.readouterr()
+    api.post("/v1/players", {"player_id": "zoe", "display_name": "Zoe"})
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert [(line["route"], line["player_id"]) for line in lines] == [("/v1/players", "zoe")]
