@@ -1,0 +1,60 @@
+"""Faults lose nothing and double-count nothing, on both stores."""
+
+from typing import Any
+
+import pytest
+from eventsourcing.persistence import OperationalError
+
+from domain.seam import Receipt
+from infra.store import Store
+
+
+def remembered(key: str) -> Receipt:
+    return Receipt(key, "fingerprint", lambda movement: {"id": movement.transaction_id})
+
+
+def lose_the_answer_of_the_next_save(store: Store) -> None:
+    """The next save commits, but the connection drops before the answer comes back."""
+    recorder: Any = store.app.recorder
+    insert = recorder.insert_events
+
+    def insert_then_fail(*args: Any, **kwargs: Any) -> Any:
+        recorder.insert_events = insert
+        insert(*args, **kwargs)
+        raise OperationalError("server closed the connection unexpectedly")
+
+    recorder.insert_events = insert_then_fail
+
+
+def test_a_save_whose_answer_was_lost_is_not_applied_twice(store: Store) -> None:
+    store.app.register_player("alice", "Alice")
+    lose_the_answer_of_the_next_save(store)
+    outcome = store.app.deposit("alice", "real", 700, remembered("k1"))
+    assert outcome.replayed  # the retry found the receipt the lost save had written
+    assert store.app.wallet("alice", "real").balance_cents == 700
+    again = store.app.deposit("alice", "real", 700, remembered("k1"))
+    assert again.answer == outcome.answer
+    assert store.app.wallet("alice", "real").balance_cents == 700
+
+
+def test_without_a_receipt_a_lost_answer_is_reported_not_retried(store: Store) -> None:
+    store.app.register_player("alice", "Alice")
+    lose_the_answer_of_the_next_save(store)
+    with pytest.raises(OperationalError):
+        store.app.deposit("alice", "real", 700)
+    assert store.app.wallet("alice", "real").balance_cents == 700  # landed once, not twice
+
+
+def test_a_command_that_fails_midway_saves_nothing(store: Store) -> None:
+    store.app.register_player("alice", "Alice")
+    store.app.deposit("alice", "real", 1000)
+
+    def crash_after_changing_the_wallet(unit: Any) -> None:
+        unit.wallet("alice", "real").withdraw("t", 400)
+        raise RuntimeError("the process died here")
+
+    with pytest.raises(RuntimeError):
+        store.app.run(crash_after_changing_the_wallet)
+    assert store.app.wallet("alice", "real").balance_cents == 1000
+    store.app.withdraw("alice", "real", 400)  # and the cached wallet was not left changed
+    assert store.app.wallet("alice", "real").balance_cents == 600
