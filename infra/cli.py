@@ -15,6 +15,8 @@ from infra.store import Store, open_store
 app = typer.Typer(help="Casino accounting: serve the API, check rules, audit the store.")
 projections_app = typer.Typer(help="Read models built from the event log.")
 app.add_typer(projections_app, name="projections")
+audit_app = typer.Typer(help="Verify and replay what the store holds.")
+app.add_typer(audit_app, name="audit")
 app.add_typer(rules_app, name="rules")
 
 
@@ -67,6 +69,44 @@ def rebuild() -> None:
         applied = store.projector.rebuild(lambda batch: progress.advance(task, batch))
     typer.echo(f"rebuilt read models from {applied} events")
     store.close()
+
+
+@audit_app.command("verify")
+def audit_verify(
+    round_id: str | None = typer.Option(None, "--round", help="check this round only"),
+) -> None:
+    """Replay the store: chain, versions, books, every round's cards and payouts."""
+    from infra.audit import verify
+
+    store = open_configured_store(settings_or_exit())
+    total = store.app.recorder.max_notification_id() or 0
+    with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+        task = progress.add_task("verifying events", total=total)
+        report = verify(store, round_id, lambda batch: progress.advance(task, batch))
+    store.close()
+    for problem in report.problems:
+        typer.echo(f"DISCREPANCY: {problem}")
+    verdict = "all holds" if not report.problems else f"{len(report.problems)} discrepancies"
+    typer.echo(f"checked {report.events} events and {report.rounds} rounds: {verdict}")
+    typer.echo(f"head of the event chain: {report.head_link}")
+    raise typer.Exit(1 if report.problems else 0)
+
+
+@audit_app.command("replay")
+def audit_replay(round_id: str) -> None:
+    """Print one round's timeline, event by event."""
+    from domain.errors import DomainError
+    from infra.audit import timeline
+
+    store = open_configured_store(settings_or_exit())
+    try:
+        lines = timeline(store, round_id)
+    except DomainError as error:
+        typer.echo(error.detail, err=True)
+        raise typer.Exit(2) from None
+    finally:
+        store.close()
+    typer.echo("\n".join(lines))
 
 
 def main() -> None:

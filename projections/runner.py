@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from projections import balances, commission, dealer_points
+from projections import balances, commission, dealer_points, event_chain
 from projections.base import Cursor, Database
 
 NAME = "read_models"
@@ -22,11 +22,14 @@ CREATE TABLE IF NOT EXISTS projection_tracking (
     position BIGINT NOT NULL
 );
 """
+# The read models a rebuild empties. The event chain is not among them: it is evidence.
 TABLES = balances.TABLES + dealer_points.TABLES + commission.TABLES
 
 
 def all_schemas() -> str:
-    return SCHEMA + balances.SCHEMA + dealer_points.SCHEMA + commission.SCHEMA
+    return (
+        SCHEMA + balances.SCHEMA + dealer_points.SCHEMA + commission.SCHEMA + event_chain.SCHEMA
+    )
 
 
 class Projector:
@@ -49,6 +52,7 @@ class Projector:
                 start=position, limit=BATCH_SIZE, inclusive_of_start=False
             )
             for notification in notifications:
+                event_chain.apply(cursor, notification)
                 self._apply(cursor, self.to_event(notification), notification.id)
             if notifications:
                 _set_position(cursor, notifications[-1].id)
