@@ -82,11 +82,17 @@ class Unit:
         self._aggregates: dict[UUID, Aggregate] = {}
 
     def get(self, cls: type[A], aggregate_id: UUID, missing: Callable[[], DomainError]) -> A:
+        aggregate = self.find(cls, aggregate_id)
+        if aggregate is None:
+            raise missing()
+        return aggregate
+
+    def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
         if aggregate_id not in self._aggregates:
             try:
                 self._aggregates[aggregate_id] = self._repository.get(aggregate_id)
             except AggregateNotFoundError:
-                raise missing() from None
+                return None
         aggregate = self._aggregates[aggregate_id]
         assert isinstance(aggregate, cls), f"{aggregate_id} is not a {cls.__name__}"
         return aggregate
@@ -113,13 +119,11 @@ class Unit:
 
     def lobby(self, mode: str, table_type: str) -> Lobby:
         """The lobby of a mode and table type, opened the first time it is needed."""
-        lobby_id = lobby_uuid(mode, table_type)
-        try:
-            return self.get(Lobby, lobby_id, lambda: UnknownTable("no lobby"))
-        except UnknownTable:
-            lobby = Lobby(mode, table_type)
+        lobby = self.find(Lobby, lobby_uuid(mode, table_type))
+        if lobby is None:
+            lobby = Lobby(mode, table_type)  # Two first-comers conflict; the seam retries one.
             self.add(lobby)
-            return lobby
+        return lobby
 
     def round(self, cls: type[A], round_id: str) -> A:
         try:
@@ -143,6 +147,10 @@ class CommandSeam(Application[UUID]):
     def __init__(self, env: EnvType | None = None, games: GameSettings | None = None) -> None:
         self.games = games or GameSettings()
         super().__init__(env)
+        # Queries must see what other processes saved, so they read the store itself.
+        # Commands use the cached repository: a stale cached aggregate fails the
+        # optimistic-concurrency check, is forgotten, and reloaded.
+        self.fresh = Repository(event_store=self.events, snapshot_store=self.snapshots)
 
     # The seam.
 
@@ -176,15 +184,6 @@ class CommandSeam(Application[UUID]):
             "the command kept conflicting with concurrent commands; nothing was applied, "
             "retry it with the same Idempotency-Key"
         )
-
-    @property
-    def fresh(self) -> Repository[UUID]:
-        """A repository that always reads the store: for queries, which must see what
-        other processes saved. Commands use the cached repository; a stale cached
-        aggregate fails the optimistic-concurrency check, is forgotten, and reloaded."""
-        if not hasattr(self, "_fresh"):
-            self._fresh = Repository(event_store=self.events, snapshot_store=self.snapshots)
-        return self._fresh
 
     def _forget(self, aggregates: list[Aggregate]) -> None:
         if self.repository.cache is not None:

@@ -30,7 +30,7 @@ class Store:
 
     def close(self) -> None:
         self.app.close()
-        self.database.close()  # type: ignore[attr-defined]
+        self.database.close()
 
 
 def open_store(

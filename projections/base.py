@@ -30,6 +30,8 @@ class Database(Protocol):
         """A transaction holding the read models' write lock until it commits."""
         ...
 
+    def close(self) -> None: ...
+
 
 def rows(cursor: Cursor, sql: str, params: Sequence[Any] = ()) -> Iterator[Sequence[Any]]:
     cursor.execute(sql, params)
