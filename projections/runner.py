@@ -27,9 +27,7 @@ TABLES = balances.TABLES + dealer_points.TABLES + commission.TABLES
 
 
 def all_schemas() -> str:
-    return (
-        SCHEMA + balances.SCHEMA + dealer_points.SCHEMA + commission.SCHEMA + event_chain.SCHEMA
-    )
+    return SCHEMA + balances.SCHEMA + dealer_points.SCHEMA + commission.SCHEMA + event_chain.SCHEMA
 
 
 class Projector:
