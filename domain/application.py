@@ -8,7 +8,8 @@ from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import Aggregate
 
 from domain.baccarat_commands import BaccaratCommands
-from domain.errors import InvalidPointsChange, PlayerExists, UnknownPlayer
+from domain.blackjack_commands import BlackjackCommands
+from domain.errors import HistoryUnavailable, InvalidPointsChange, PlayerExists, UnknownPlayer
 from domain.ids import MODES, check_player_id, player_uuid, wallet_uuid
 from domain.p2p_commands import P2PCommands
 from domain.player import Player
@@ -20,7 +21,9 @@ POINTS_CHANGE_MAX = 1_000_000_000
 REASON_LENGTH_MAX = 500
 
 
-class CasinoApplication(BaccaratCommands, P2PCommands, RoundCommands, CommandSeam):
+class CasinoApplication(
+    BaccaratCommands, P2PCommands, BlackjackCommands, RoundCommands, CommandSeam
+):
     # The name prefixes the PostgreSQL tables (casino_events); never change it.
     name = "casino"
 
@@ -102,3 +105,9 @@ def _check_points_adjustment(change: int, reason: str) -> None:
         )
     if not reason.strip() or len(reason) > REASON_LENGTH_MAX:
         raise InvalidPointsChange(f"a reason of 1-{REASON_LENGTH_MAX} characters is required")
+
+
+def check_history_available(mode: str) -> None:
+    """Game history is kept for real money only (RULES.md 4, seed 000)."""
+    if mode != "real":
+        raise HistoryUnavailable("play-money rounds have no game history")

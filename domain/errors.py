@@ -180,3 +180,8 @@ class NoPreviousBets(DomainError):
 class BetsAlreadyPlaced(DomainError):
     code = "bets_already_placed"
     kind = "conflict"
+
+
+class HistoryUnavailable(DomainError):
+    code = "history_unavailable_for_play_money"
+    kind = "forbidden"

@@ -8,16 +8,17 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from domain.application import CasinoApplication
+from domain.application import CasinoApplication, check_history_available
 from domain.errors import InvalidAmount
 from domain.ids import PLAYER_ID_PATTERN, player_account
 from domain.money import InvalidAmount as BadAmountText
-from domain.money import parse_amount
+from domain.money import format_cents, parse_amount
 from infra.auth import READ
 from infra.idempotency import Command, operator_command, service_command
 from infra.projected import projected
 from infra.views import ledger_entry, player_view, wallet_view
-from projections import dealer_points
+from infra.views_rounds import round_view
+from projections import dealer_points, game_history
 
 router = APIRouter(prefix="/v1/players", tags=["players and wallets"])
 LEDGER_LIMIT_MAX = 500
@@ -155,3 +156,39 @@ def adjust_dealer_points(
 
 def _movement_view(movement: Any) -> dict[str, Any]:
     return {"transaction_id": movement.transaction_id, "wallet": wallet_view(movement.wallet)}
+
+
+@router.get("/{player_id}/history", dependencies=[Depends(READ)])
+def get_history(
+    player_id: str,
+    request: Request,
+    mode: Literal["real", "play"] = "real",
+    limit: int = Query(default=10, ge=1, le=game_history.ROUNDS_MAX),
+) -> dict[str, Any]:
+    """The last settled rounds, newest first, card by card, with balances before and after."""
+    check_history_available(mode)
+    app = app_of(request)
+    app.wallet(player_id, mode)  # Refuse unknown players first.
+    with projected(request) as cursor:
+        results = game_history.recent(cursor, player_id, mode, limit)
+    return {
+        "player_id": player_id,
+        "mode": mode,
+        "rounds": [_history_entry(app, player_id, result) for result in results],
+    }
+
+
+def _history_entry(
+    app: CasinoApplication, player_id: str, result: dict[str, Any]
+) -> dict[str, Any]:
+    round_ = round_view(app.round(result["round_id"]))
+    return {
+        "round_id": result["round_id"],
+        "settled_at": result["at"],
+        "role": "dealer" if round_.get("dealer_id") == player_id else "player",
+        "net": format_cents(result["net_cents"]),
+        "commission": format_cents(result["commission_cents"]),
+        "balance_before": format_cents(result["balance_before_cents"]),
+        "balance_after": format_cents(result["balance_after_cents"]),
+        "round": round_,
+    }

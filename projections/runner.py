@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from projections import balances, commission, dealer_points, event_chain
+from projections import balances, commission, dealer_points, event_chain, game_history
 from projections.base import Cursor, Database
 
 NAME = "read_models"
@@ -23,11 +23,18 @@ CREATE TABLE IF NOT EXISTS projection_tracking (
 );
 """
 # The read models a rebuild empties. The event chain is not among them: it is evidence.
-TABLES = balances.TABLES + dealer_points.TABLES + commission.TABLES
+TABLES = balances.TABLES + dealer_points.TABLES + commission.TABLES + game_history.TABLES
 
 
 def all_schemas() -> str:
-    return SCHEMA + balances.SCHEMA + dealer_points.SCHEMA + commission.SCHEMA + event_chain.SCHEMA
+    return (
+        SCHEMA
+        + balances.SCHEMA
+        + dealer_points.SCHEMA
+        + commission.SCHEMA
+        + event_chain.SCHEMA
+        + game_history.SCHEMA
+    )
 
 
 class Projector:
@@ -60,6 +67,7 @@ class Projector:
         balances.apply(cursor, event)
         dealer_points.apply(cursor, event, position)
         commission.apply(cursor, event)
+        game_history.apply(cursor, event, position)
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
         """Empty every read model and apply the whole event log again."""

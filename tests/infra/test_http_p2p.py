@@ -268,3 +268,25 @@ def test_every_p2p_event_is_recorded(api: Api, store: Store) -> None:
     topics = [type(e).TOPIC for e in every_store_event(store)]
     assert topics.count("casino:Wallet.CommissionCharged") == 1
     assert topics.count("casino:Wallet.PointsChanged") == 2 + 1  # round, plus dealer set-up
+
+
+def test_game_history_shows_each_side_card_by_card_with_balances(api: Api) -> None:
+    table_id = seated_table(api)
+    round_id = confirm(api, table_id, WORKED_EXAMPLE).json()["round_id"]
+    bet(api, round_id, "banker", "10.00")
+    api.post(f"/v1/rounds/{round_id}/deal")
+    pat = api.get("/v1/players/pat/history?limit=10").json()["rounds"]
+    dan = api.get("/v1/players/dan/history").json()["rounds"]
+    assert [(r["role"], r["net"], r["balance_before"], r["balance_after"]) for r in pat] == [
+        ("player", "-10.00", "1000.00", "990.00")
+    ]
+    assert [(r["role"], r["net"], r["commission"], r["balance_after"]) for r in dan] == [
+        ("dealer", "9.82", "0.18", "2009.82")
+    ]
+    assert pat[0]["round"]["hands"]["player"]["total"] == 3
+    assert pat[0]["round"]["bets"] == [{"spot": "banker", "amount": "10.00"}]
+    refused = api.get("/v1/players/pat/history?mode=play")
+    assert (refused.status_code, refused.json()["code"]) == (
+        403,
+        "history_unavailable_for_play_money",
+    )
