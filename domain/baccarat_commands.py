@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
-from domain.baccarat_round import HOUSE, P2P, BaccaratRound
+from domain.baccarat_round import HOUSE, OPEN, P2P, BaccaratRound
 from domain.games import check_certification
-from domain.p2p_commands import end_round
+from domain.p2p_commands import end_round, void_round
 from domain.seam import CommandSeam, Outcome, Receipt, Unit
 from domain.shoe import draw_seed
 from domain.wallet import CASINO_BANK
@@ -40,6 +41,22 @@ class BaccaratCommands(CommandSeam):
             return round_
 
         return self.run(command, receipt)
+
+    def void_idle_round(
+        self, round_id: str, idle_since: datetime.datetime
+    ) -> Outcome[BaccaratRound]:
+        """Void a round that has seen no action since `idle_since` (RULES.md 4): every
+        stake and the dealer's hold go back. A round acted on since is left alone."""
+
+        def command(unit: Unit) -> BaccaratRound:
+            round_ = unit.round(BaccaratRound, round_id)
+            if round_.status == OPEN and round_.modified_on <= idle_since:
+                void_round(unit, round_, "no action before the idle timeout")
+                if round_.table_id is not None:
+                    unit.table(round_.table_id).void_round(round_id, "idle timeout")
+            return round_
+
+        return self.run(command)
 
 
 class BaccaratGame:

@@ -60,6 +60,10 @@ class Table(Aggregate):
         assert self.round_id == round_id
         self._round_ended(round_id)
 
+    def void_round(self, round_id: str, reason: str) -> None:
+        if self.round_id == round_id:
+            self._round_voided(round_id, reason)
+
     def stop_auto_confirm(self, reason: str) -> None:
         if self.auto_confirm:
             self._auto_confirm_stopped(reason)
@@ -86,6 +90,11 @@ class Table(Aggregate):
     def _round_ended(self, round_id: str) -> None:
         self.round_id = None
         self.rounds_played += 1
+
+    @event("RoundVoided", topic="casino:P2PTable.RoundVoided")
+    def _round_voided(self, round_id: str, reason: str) -> None:
+        self.round_id = None
+        self.notice = f"round {round_id} was voided: {reason}"
 
     @event("AutoConfirmStopped", topic="casino:P2PTable.AutoConfirmStopped")
     def _auto_confirm_stopped(self, reason: str) -> None:

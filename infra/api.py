@@ -19,7 +19,7 @@ from infra.config import Settings
 from infra.logs import get_logger
 from infra.problems import Problem, from_domain, from_problem, problem_response
 from infra.store import Store
-from infra.workers import ProjectorWorker
+from infra.workers import IdleRoundWorker, ProjectorWorker
 
 BODY_BYTES_MAX = 64 * 1024
 LOGGED_PATH_IDS = ("player_id", "round_id", "table_id")
@@ -30,11 +30,16 @@ log = get_logger("casino.http")
 def create_app(store: Store, settings: Settings, *, background: bool = True) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        worker = ProjectorWorker(store.projector) if background else None
-        if worker is not None:
+        workers: list[ProjectorWorker | IdleRoundWorker] = []
+        if background:
+            workers += [
+                ProjectorWorker(store.projector),
+                IdleRoundWorker(store, settings.idle_timeout_seconds),
+            ]
+        for worker in workers:
             worker.start()
         yield
-        if worker is not None:
+        for worker in workers:
             worker.stop()
 
     api = FastAPI(

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import datetime
 import threading
 
 from infra.logs import get_logger
+from infra.store import Store
+from projections import open_rounds
 from projections.runner import Projector
 
 log = get_logger("casino.worker")
 PROJECTOR_POLL_SECONDS = 1.0
+IDLE_CHECK_SECONDS_MAX = 30.0
 
 
 class ProjectorWorker:
@@ -37,3 +41,46 @@ class ProjectorWorker:
             except Exception:
                 log.exception("projector_failed")
             self._stopping.wait(self.interval_seconds)
+
+
+class IdleRoundWorker:
+    """Voids baccarat rounds left open with no action for the idle timeout (RULES.md 4).
+
+    Restart-safe: the open rounds and their last action live in the store, so a
+    timeout still fires after a restart.
+    """
+
+    def __init__(self, store: Store, timeout_seconds: int) -> None:
+        self.store = store
+        self.timeout = datetime.timedelta(seconds=timeout_seconds)
+        self.interval_seconds = min(IDLE_CHECK_SECONDS_MAX, timeout_seconds / 4)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="idle-rounds", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(timeout=10)
+
+    def void_idle_rounds(self, now: datetime.datetime) -> list[str]:
+        """Void every round idle since before now - timeout; return their ids."""
+        cutoff = now - self.timeout
+        self.store.projector.catch_up()
+        with self.store.database.read() as cursor:
+            candidates = open_rounds.idle_since(cursor, cutoff.isoformat())
+        voided = []
+        for round_id in candidates:
+            round_ = self.store.app.void_idle_round(round_id, cutoff).result
+            if round_ is not None and round_.status == "voided":
+                voided.append(round_id)
+                log.info("round_voided_idle", round_id=round_id)
+        return voided
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self.interval_seconds):
+            try:
+                self.void_idle_rounds(datetime.datetime.now(datetime.UTC))
+            except Exception:
+                log.exception("idle_round_check_failed")

@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from projections import balances, commission, dealer_points, event_chain, game_history
+from projections import (
+    balances,
+    commission,
+    dealer_points,
+    event_chain,
+    game_history,
+    open_rounds,
+)
 from projections.base import Cursor, Database
 
 NAME = "read_models"
@@ -23,7 +30,13 @@ CREATE TABLE IF NOT EXISTS projection_tracking (
 );
 """
 # The read models a rebuild empties. The event chain is not among them: it is evidence.
-TABLES = balances.TABLES + dealer_points.TABLES + commission.TABLES + game_history.TABLES
+TABLES = (
+    balances.TABLES
+    + dealer_points.TABLES
+    + commission.TABLES
+    + game_history.TABLES
+    + open_rounds.TABLES
+)
 
 
 def all_schemas() -> str:
@@ -34,6 +47,7 @@ def all_schemas() -> str:
         + commission.SCHEMA
         + event_chain.SCHEMA
         + game_history.SCHEMA
+        + open_rounds.SCHEMA
     )
 
 
@@ -68,6 +82,7 @@ class Projector:
         dealer_points.apply(cursor, event, position)
         commission.apply(cursor, event)
         game_history.apply(cursor, event, position)
+        open_rounds.apply(cursor, event)
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
         """Empty every read model and apply the whole event log again."""
