@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import time
 
-from benchmarks import bench_baccarat_engine, bench_blackjack_sim, bench_rounds, bench_wallets
+from benchmarks import (
+    bench_baccarat_engine,
+    bench_blackjack_rounds,
+    bench_blackjack_sim,
+    bench_rounds,
+    bench_wallets,
+)
 
 
 def section(title: str, figures: dict[str, float]) -> None:
@@ -18,6 +24,9 @@ def main() -> None:
     section("wallets: deposits through the application vs raw PostgreSQL", bench_wallets.run())
     section("baccarat: pure engine and exact odds", bench_baccarat_engine.run())
     section("baccarat rounds: house and P2P, application and HTTP", bench_rounds.run())
+    section(
+        "blackjack rounds: through the application on both stores", bench_blackjack_rounds.run()
+    )
     section("blackjack: basic-strategy simulation", bench_blackjack_sim.run(1_000_000))
     print(f"\nall benchmarks took {time.perf_counter() - started:.1f} s")
 

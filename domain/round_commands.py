@@ -8,6 +8,8 @@ from eventsourcing.domain import Aggregate
 
 from domain.baccarat_commands import BaccaratGame
 from domain.baccarat_round import BaccaratRound
+from domain.blackjack_game import BlackjackGame
+from domain.blackjack_round import BlackjackRound
 from domain.seam import CommandSeam, Outcome, Receipt, Unit
 
 
@@ -19,7 +21,10 @@ class Game(Protocol):
     def deal(self, unit: Unit, round_: Any) -> None: ...
 
 
-GAMES: dict[type[Aggregate], Game] = {BaccaratRound: BaccaratGame()}
+GAMES: dict[type[Aggregate], Game] = {
+    BaccaratRound: BaccaratGame(),
+    BlackjackRound: BlackjackGame(),
+}
 
 
 class RoundCommands(CommandSeam):

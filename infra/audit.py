@@ -10,10 +10,14 @@ from typing import Any
 from domain import audit
 from domain import wallet as wallet_topics
 from domain.baccarat_round import ROUND as BACCARAT_ROUND
+from domain.blackjack_audit import verify_blackjack_round
+from domain.blackjack_round import ROUND as BLACKJACK_ROUND
 from infra.store import Store
+from infra.views_rounds import FINISHED, SECRET_FIELDS
 from projections import balances, event_chain
 
 BATCH = 1000
+VERIFIERS = {BACCARAT_ROUND: audit.verify_baccarat_round, BLACKJACK_ROUND: verify_blackjack_round}
 
 
 @dataclass
@@ -108,12 +112,13 @@ def _check_rounds(
     entries = _wallet_entries_by_round(streams)
     problems: list[str] = []
     for aggregate_id, events in streams.items():
-        if events[0].originator_topic != BACCARAT_ROUND:
+        verify_round = VERIFIERS.get(events[0].originator_topic)
+        if verify_round is None:
             continue
         if only is not None and aggregate_id != only:
             continue
         report.rounds += 1
-        problems += audit.verify_baccarat_round(events, entries.get(aggregate_id, []))
+        problems += verify_round(events, entries.get(aggregate_id, []))
     if only is not None and report.rounds == 0:
         problems.append(f"no round {only} in the store")
     return problems
@@ -138,8 +143,9 @@ def timeline(store: Store, round_id: str) -> list[str]:
     events: list[Any] = list(store.app.events.get(round_.id))
     for event in events:
         data = {k: v for k, v in vars(event).items() if k not in _ENVELOPE}
-        if getattr(round_, "status", None) == "open":
-            data.pop("seed", None)  # Revealed only once the round is over.
+        if getattr(round_, "status", None) not in FINISHED:
+            for secret in SECRET_FIELDS:  # Revealed only once the round is over.
+                data.pop(secret, None)
         kind = type(event).TOPIC.rsplit(".", 1)[-1]
         details = ", ".join(f"{k}={v}" for k, v in data.items())
         at = f"{event.timestamp:%Y-%m-%d %H:%M:%S.%f}"

@@ -11,7 +11,14 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from domain.games import GameSettings, HouseBaccarat, P2PBaccarat, TableType
+from domain.games import (
+    BlackjackHall,
+    BlackjackSettings,
+    GameSettings,
+    HouseBaccarat,
+    P2PBaccarat,
+    TableType,
+)
 from domain.money import InvalidAmount, parse_amount
 
 ROLES = ("service", "operator", "auditor")
@@ -33,7 +40,6 @@ class Settings(BaseSettings):
     env: Literal["development", "production"] = "development"
     test_mode: bool = False
     idle_timeout_seconds: int = Field(default=600, ge=1, le=86_400)
-    resume_window_seconds: int = Field(default=600, ge=1, le=86_400)
     db_pool_size: int = Field(default=5, ge=1, le=100)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     house_decks: int = Field(default=8, ge=1, le=8)
@@ -44,6 +50,8 @@ class Settings(BaseSettings):
     p2p_tie_pays: int = Field(default=9, ge=1, le=100)
     p2p_commission_basis_points: int = Field(default=175, ge=0, le=5000)
     p2p_table_types: str = ""
+    blackjack_decks: int = Field(default=2, ge=2, le=8)
+    blackjack_halls: str = ""
 
     @field_validator("house_stake_min", "house_stake_max")
     @classmethod
@@ -55,6 +63,12 @@ class Settings(BaseSettings):
     @classmethod
     def _table_types(cls, text: str) -> str:
         _parse_table_types(text)
+        return text
+
+    @field_validator("blackjack_halls")
+    @classmethod
+    def _halls(cls, text: str) -> str:
+        _parse_halls(text)
         return text
 
     def games(self) -> GameSettings:
@@ -70,7 +84,11 @@ class Settings(BaseSettings):
             commission_basis_points=self.p2p_commission_basis_points,
             table_types=_parse_table_types(self.p2p_table_types) or P2PBaccarat().table_types,
         )
-        return GameSettings(house=house, p2p=p2p, test_mode=self.test_mode)
+        blackjack = BlackjackSettings(
+            decks=self.blackjack_decks,
+            halls=_parse_halls(self.blackjack_halls) or BlackjackSettings().halls,
+        )
+        return GameSettings(house=house, p2p=p2p, blackjack=blackjack, test_mode=self.test_mode)
 
     @field_validator("database_url")
     @classmethod
@@ -127,6 +145,27 @@ def _parse_table_types(text: str) -> dict[str, TableType]:
 
 
 TABLE_TYPES_EXAMPLE = '{"I": {"min": "2.00", "max": "100.00", "points": 20}}'
+
+
+def _parse_halls(text: str) -> dict[str, BlackjackHall]:
+    """JSON such as {"1": {"min": "0.10", "max": "10.00"}, ...}; empty: the defaults."""
+    if not text.strip():
+        return {}
+    try:
+        raw = json.loads(text)
+        halls = {
+            name: BlackjackHall(name, parse_amount(spec["min"]), parse_amount(spec["max"]))
+            for name, spec in raw.items()
+        }
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"not a hall map like {HALLS_EXAMPLE}: {error}") from None
+    for hall in halls.values():
+        if hall.stake_min_cents > hall.stake_max_cents:
+            raise ValueError(f"hall {hall.name}: min is above max")
+    return halls
+
+
+HALLS_EXAMPLE = '{"1": {"min": "0.10", "max": "10.00"}}'
 
 
 def parse_api_keys(text: str) -> dict[str, str]:

@@ -90,3 +90,55 @@ def get_audit(round_id: str, request: Request) -> dict[str, Any]:
     app = app_of(request)
     round_ = app.round(round_id)
     return audit_view(round_, list(app.events.get(round_.id)))
+
+
+# Blackjack (RULES.md 3).
+
+
+class NewBlackjackRound(Body):
+    player_id: str = Field(examples=["alice"])
+    mode: Literal["real", "play"]
+    hall: str = Field(max_length=40, description="a configured hall: 1, 2 or vip", examples=["1"])
+    shoe: list[str] | None = ShoeField
+
+
+class NewAction(Body):
+    box: int = Field(ge=1, le=5, description="the box in play, 1-5")
+    hand: int = Field(default=0, ge=0, le=1, description="0, or 1 for the second split hand")
+    action: Literal["hit", "stand", "double", "split", "insurance", "no_insurance", "even_money"]
+
+
+@router.post("/v1/blackjack/rounds", status_code=201)
+def open_blackjack_round(
+    body: NewBlackjackRound, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).open_blackjack_round(
+        body.player_id, body.mode, body.hall, body.shoe, command.receipt(201, round_view)
+    )
+    return command.respond(outcome)
+
+
+@router.post("/v1/rounds/{round_id}/repeat-bets", status_code=201)
+def repeat_bets(
+    round_id: str, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).repeat_bets(round_id, command.receipt(201, round_view))
+    return command.respond(outcome)
+
+
+@router.delete("/v1/rounds/{round_id}/bets")
+def cancel_bets(
+    round_id: str, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).cancel_bets(round_id, command.receipt(200, round_view))
+    return command.respond(outcome)
+
+
+@router.post("/v1/rounds/{round_id}/actions")
+def act(
+    round_id: str, body: NewAction, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).act(
+        round_id, body.box, body.hand, body.action, command.receipt(200, round_view)
+    )
+    return command.respond(outcome)

@@ -7,16 +7,23 @@ from typing import Any
 
 from domain import baccarat
 from domain.baccarat_round import OPEN, BaccaratRound
+from domain.blackjack_round import BlackjackRound
 from domain.money import format_cents
+from infra.views_blackjack import blackjack_round_view
 
 # Event fields that are bookkeeping, not the event's own data.
 EVENT_ENVELOPE = ("originator_id", "originator_version", "timestamp", "originator_topic")
-SECRET_FIELDS = ("seed",)
+# Hidden until the round is over: the seed and a chosen shoe reveal every card to come,
+# and the blackjack hole card stays face down while the round is in play (RULES.md 3).
+SECRET_FIELDS = ("seed", "shoe_prefix", "hole_card")
+FINISHED = ("settled", "voided")
 
 
 def round_view(round_: Any) -> dict[str, Any]:
     if isinstance(round_, BaccaratRound):
         return baccarat_round_view(round_)
+    if isinstance(round_, BlackjackRound):
+        return blackjack_round_view(round_)
     raise AssertionError(f"no view for {type(round_).__name__}")
 
 
@@ -74,7 +81,7 @@ def _nets(round_: BaccaratRound) -> dict[str, str]:
 
 def audit_view(round_: Any, events: list[Any]) -> dict[str, Any]:
     """Every event of the round in order; secrets stay hidden while it is open."""
-    hide = round_.status == OPEN
+    hide = round_.status not in FINISHED
     return {
         "round_id": str(round_.id),
         "status": round_.status,

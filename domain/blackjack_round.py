@@ -1,0 +1,347 @@
+"""The blackjack round aggregate (RULES.md 3): up to five boxes against the house.
+
+Every bet, card, decision, dealer draw and payout is its own event. The shoe is
+fixed before any bet by the seed in the `Opened` event. Command methods take
+the cards from the committed shoe at the next position and hand them to the
+events; event bodies advance the play state with the pure functions of
+`domain/blackjack_play.py`, which are deterministic, so a replay rebuilds the
+same state. The hole card has an event of its own (`HoleCardDealt`, field
+`hole_card`) so that the audit trail can hide it while the round is in play.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from eventsourcing.domain import Aggregate, event
+
+from domain import blackjack_play as rules
+from domain.blackjack import BOXES_MAX, insurance_stake_cents
+from domain.cards import InvalidCard
+from domain.errors import (
+    AboveTableMaximum,
+    BelowTableMinimum,
+    IllegalAction,
+    InvalidAmount,
+    InvalidBox,
+    InvalidShoe,
+    NoBets,
+    NoStakeOnBox,
+    RoundNotOpen,
+)
+from domain.games import BlackjackHall
+from domain.money import format_cents
+from domain.shoe import (
+    SHUFFLE_ALGORITHM,
+    CardNotInShoe,
+    certification_shoe,
+    commitment,
+    shuffled_shoe,
+)
+
+# Stable event topics: stored with every event, so they never change.
+ROUND = "casino:BlackjackRound"
+OPENED = "casino:BlackjackRound.Opened"
+BET_PLACED = "casino:BlackjackRound.BetPlaced"
+BET_REMOVED = "casino:BlackjackRound.BetRemoved"
+CARD_DEALT = "casino:BlackjackRound.CardDealt"
+HOLE_CARD_DEALT = "casino:BlackjackRound.HoleCardDealt"
+PLAYER_ACTED = "casino:BlackjackRound.PlayerActed"
+DEALER_DREW = "casino:BlackjackRound.DealerDrew"
+PAYOUT_MADE = "casino:BlackjackRound.PayoutMade"
+SETTLED = "casino:BlackjackRound.Settled"
+
+OPEN, IN_PLAY, SETTLED_STATUS = "open", "in_play", "settled"
+# Who made a decision: the player, or the system finishing an abandoned round (RULES.md 4).
+BY_PLAYER, BY_SYSTEM = "player", "system"
+SHOE_CACHE_SIZE = 256
+BOX_NAMES = frozenset(str(number) for number in range(1, BOXES_MAX + 1))
+
+
+class BlackjackRound(Aggregate):
+    TOPIC = ROUND
+
+    class Created(Aggregate.Created):
+        TOPIC = OPENED
+        mode: str
+        player_id: str
+        hall: str
+        stake_min_cents: int
+        stake_max_cents: int
+        decks: int
+        seed: str
+        seed_commitment: str
+        shoe_prefix: list[str]
+        shuffle_algorithm: str
+
+    @event(Created)
+    def __init__(
+        self,
+        mode: str,
+        player_id: str,
+        hall: str,
+        stake_min_cents: int,
+        stake_max_cents: int,
+        decks: int,
+        seed: str,
+        seed_commitment: str,
+        shoe_prefix: list[str],
+        shuffle_algorithm: str,
+    ) -> None:
+        assert commitment(seed) == seed_commitment
+        self.mode, self.player_id, self.hall = mode, player_id, hall
+        self.stake_min_cents, self.stake_max_cents = stake_min_cents, stake_max_cents
+        self.decks = decks
+        self.seed, self.seed_commitment = seed, seed_commitment
+        self.shoe_prefix = shoe_prefix
+        self.shuffle_algorithm = shuffle_algorithm
+        self.status = OPEN
+        self.bets: dict[int, int] = {}  # box number -> stake; rounds are never snapshotted
+        self.initial_cards: list[str] = []  # the deal so far, in shoe order
+        self.shoe_position = 0  # index of the next card to take from the shoe
+        self.play: rules.PlayState | None = None  # from the hole card on
+        self.added_stake_cents = 0  # doubles, splits and insurance, held on top of the bets
+        self.payouts: list[dict[str, Any]] = []
+        self.player_net_cents = 0
+
+    @classmethod
+    def open(
+        cls,
+        *,
+        mode: str,
+        player_id: str,
+        hall: BlackjackHall,
+        decks: int,
+        seed: str,
+        shoe_prefix: list[str] | None = None,
+    ) -> BlackjackRound:
+        return cls(
+            mode=mode,
+            player_id=player_id,
+            hall=hall.name,
+            stake_min_cents=hall.stake_min_cents,
+            stake_max_cents=hall.stake_max_cents,
+            decks=decks,
+            seed=seed,
+            seed_commitment=commitment(seed),
+            shoe_prefix=list(shoe_prefix or []),
+            shuffle_algorithm=SHUFFLE_ALGORITHM,
+        )
+
+    # Read side.
+
+    @property
+    def round_id(self) -> str:
+        return str(self.id)
+
+    @property
+    def total_bet_cents(self) -> int:
+        return sum(self.bets.values())
+
+    @property
+    def held_cents(self) -> int:
+        """What the round holds of the player's money: bets, doubles, splits, insurance."""
+        return self.total_bet_cents + self.added_stake_cents
+
+    @property
+    def state(self) -> rules.PlayState:
+        assert self.play is not None, "the round has not been dealt"
+        return self.play
+
+    def shoe(self) -> list[str]:
+        """The whole shoe this round was committed to, re-derived from its seed."""
+        return list(_committed_shoe(self.seed, self.decks, tuple(self.shoe_prefix)))
+
+    def check_shoe(self) -> None:
+        """Refuse a certification shoe that the decks cannot hold."""
+        try:
+            self.shoe()
+        except (InvalidCard, CardNotInShoe) as error:
+            raise InvalidShoe(str(error)) from None
+
+    def next_turn(self) -> rules.Turn | None:
+        return rules.next_turn(self.play) if self.play is not None else None
+
+    # Commands: each validates, then triggers its events.
+
+    def place_bet(self, box: int, amount_cents: int) -> None:
+        self.check_open()
+        _check_box(box)
+        if amount_cents <= 0:
+            raise InvalidAmount("a stake must be greater than zero")
+        self._check_limits(box, self.bets.get(box, 0) + amount_cents)
+        self._bet_placed(box, amount_cents)
+
+    def remove_bet(self, box: int) -> int:
+        """Take a box's whole stake back before the deal; return how much it was."""
+        self.check_open()
+        _check_box(box)
+        amount = self.bets.get(box, 0)
+        if not amount:
+            raise NoStakeOnBox(f"there is no stake on box {box} to remove")
+        self._bet_removed(box, amount)
+        return amount
+
+    def deal(self) -> None:
+        """Deal the first two cards of every box and the dealer; play on if nobody acts."""
+        self.check_open()
+        if not self.bets:
+            raise NoBets("place at least one bet before the deal")
+        slots = rules.deal_order(list(self.bets))
+        cards = self._next_cards(len(slots))
+        for slot, card in zip(slots[:-1], cards[:-1], strict=True):
+            box = None if slot.box_number == rules.DEALER else slot.box_number
+            self._card_dealt(box, card, slot.shoe_index)
+        self._hole_card_dealt(cards[-1], slots[-1].shoe_index)
+        self._play_on()
+
+    def stake_to_add(self, box: int, hand: int, action: str) -> int:
+        """What an action must hold on top of the bets; refuses an illegal action."""
+        if self.play is None:
+            raise IllegalAction("the cards have not been dealt yet: place bets and deal first")
+        reason = rules.illegal_reason(self.play, box, hand, action)
+        if reason is not None:
+            raise IllegalAction(reason, box=box, hand=hand, action=action)
+        if action == rules.DOUBLE:
+            return self.play_box(box)["hands"][hand]["stake_cents"]
+        if action == rules.SPLIT:
+            return self.play_box(box)["stake_cents"]
+        if action == rules.INSURANCE:
+            return insurance_stake_cents(self.play_box(box)["stake_cents"])
+        return 0
+
+    def act(self, box: int, hand: int, action: str, by: str = BY_PLAYER) -> None:
+        """A decision on the hand in play; after the last one the dealer plays and pays."""
+        assert by in (BY_PLAYER, BY_SYSTEM), by
+        added = self.stake_to_add(box, hand, action)
+        cards = self._next_cards(rules.cards_needed(action))
+        self._player_acted(box, hand, action, cards, self.shoe_position, added, by)
+        self._play_on()
+
+    def play_box(self, box: int) -> rules.Box:
+        return next(entry for entry in self.state["boxes"] if entry["box_number"] == box)
+
+    def _play_on(self) -> None:
+        """Once the players are done: the dealer draws, then every box is paid."""
+        while self.state["phase"] == rules.PHASE_DEALER:
+            self._dealer_drew(self._next_cards(1)[0], self.shoe_position)
+        if self.state["phase"] == rules.PHASE_OVER:
+            self._settle()
+
+    def _settle(self) -> None:
+        settlement = rules.settle_round(self.state)
+        for box in settlement["boxes"]:
+            hands = [dict(hand) for hand in box["hands"]]
+            self._payout_made(
+                box["box_number"], hands, box["insurance_net_cents"], box["net_cents"]
+            )
+        dealer_cards = list(self.state["dealer_cards"])
+        self._settled(settlement["total_net_cents"], dealer_cards, self.seed)
+
+    def _next_cards(self, count: int) -> list[str]:
+        cards = self.shoe()[self.shoe_position : self.shoe_position + count]
+        assert len(cards) == count, "two decks always hold enough cards for one round"
+        return cards
+
+    def check_open(self) -> None:
+        """Bets change only before the deal."""
+        if self.status != OPEN:
+            raise RoundNotOpen(f"round {self.round_id} is {self.status}, not open for bets")
+
+    def _check_limits(self, box: int, stake_cents: int) -> None:
+        if stake_cents < self.stake_min_cents:
+            raise BelowTableMinimum(
+                f"box {box} would hold {format_cents(stake_cents)}, below the hall "
+                f"minimum of {format_cents(self.stake_min_cents)} per box",
+                minimum=format_cents(self.stake_min_cents),
+            )
+        if stake_cents > self.stake_max_cents:
+            raise AboveTableMaximum(
+                f"box {box} would hold {format_cents(stake_cents)}, above the hall "
+                f"maximum of {format_cents(self.stake_max_cents)} per box",
+                maximum=format_cents(self.stake_max_cents),
+                box_stake=format_cents(self.bets.get(box, 0)),
+            )
+
+    # Events: the bodies re-run on every replay, so they only check and assign.
+
+    @event("BetPlaced", topic=BET_PLACED)
+    def _bet_placed(self, box: int, amount_cents: int) -> None:
+        self.bets[box] = self.bets.get(box, 0) + amount_cents
+
+    @event("BetRemoved", topic=BET_REMOVED)
+    def _bet_removed(self, box: int, amount_cents: int) -> None:
+        assert self.bets.pop(box) == amount_cents
+
+    @event("CardDealt", topic=CARD_DEALT)
+    def _card_dealt(self, box: int | None, card: str, position: int) -> None:
+        # box None is the dealer's up card.
+        self._take(position, 1)
+        self.initial_cards.append(card)
+
+    @event("HoleCardDealt", topic=HOLE_CARD_DEALT)
+    def _hole_card_dealt(self, hole_card: str, position: int) -> None:
+        # The hole card completes the deal: play starts from the cards in shoe order.
+        self._take(position, 1)
+        self.initial_cards.append(hole_card)
+        self.play = rules.start_play(self.bets, self.initial_cards)
+        self.status = IN_PLAY
+
+    @event("PlayerActed", topic=PLAYER_ACTED)
+    def _player_acted(
+        self,
+        box: int,
+        hand: int,
+        action: str,
+        cards: list[str],
+        position: int,
+        added_stake_cents: int,
+        by: str,
+    ) -> None:
+        self._take(position, len(cards))
+        self.play = rules.apply_action(self.state, box, hand, action, cards)
+        self.added_stake_cents += added_stake_cents
+
+    @event("DealerDrew", topic=DEALER_DREW)
+    def _dealer_drew(self, card: str, position: int) -> None:
+        self._take(position, 1)
+        self.play = rules.deal_dealer_card(self.state, card)
+
+    @event("PayoutMade", topic=PAYOUT_MADE)
+    def _payout_made(
+        self, box: int, hands: list[dict[str, Any]], insurance_net_cents: int, net_cents: int
+    ) -> None:
+        payout = {"box": box, "hands": hands, "insurance_net_cents": insurance_net_cents}
+        self.payouts.append({**payout, "net_cents": net_cents})
+        self.player_net_cents += net_cents
+
+    @event("Settled", topic=SETTLED)
+    def _settled(self, total_net_cents: int, dealer_cards: list[str], seed: str) -> None:
+        assert total_net_cents == self.player_net_cents, "the payouts add up to the result"
+        self.status = SETTLED_STATUS
+
+    def _take(self, position: int, count: int) -> None:
+        """Pair assertion: cards leave the shoe in order, none skipped, none twice."""
+        assert position == self.shoe_position, (position, self.shoe_position)
+        self.shoe_position += count
+
+
+@functools.lru_cache(maxsize=SHOE_CACHE_SIZE)
+def _committed_shoe(seed: str, decks: int, prefix: tuple[str, ...]) -> tuple[str, ...]:
+    # Each command of a round takes a few cards: derive its shoe once, not per card.
+    if prefix:
+        return tuple(certification_shoe(prefix, seed, decks))
+    return tuple(shuffled_shoe(seed, decks))
+
+
+def parse_box(target: str) -> int:
+    """A box number from the path or body of a round command ("3" -> 3)."""
+    if target not in BOX_NAMES:
+        raise InvalidBox(f"box must be a number from 1 to {BOXES_MAX}, not {target[:20]!r}")
+    return int(target)
+
+
+def _check_box(box: int) -> None:
+    if not 1 <= box <= BOXES_MAX:
+        raise InvalidBox(f"box must be a number from 1 to {BOXES_MAX}, not {box}")
