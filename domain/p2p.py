@@ -37,6 +37,7 @@ class Table(Aggregate):
         self.round_id: str | None = None  # The confirmed round not yet ended.
         self.rounds_played = 0
         self.notice: str | None = None  # What the other side should know: who left, why.
+        self.dealer_connected = True
 
     @property
     def table_id(self) -> str:
@@ -63,6 +64,24 @@ class Table(Aggregate):
     def void_round(self, round_id: str, reason: str) -> None:
         if self.round_id == round_id:
             self._round_voided(round_id, reason)
+
+    def disconnect(self, player_id: str) -> str:
+        """Who disconnected: the player leaves at once; the dealer's confirmed round goes
+        on (the dealer has no decisions to make) and the table closes when it ends."""
+        if player_id == self.player_id and self.status == SEATED:
+            self._player_disconnected(player_id)
+            return "player"
+        if player_id == self.dealer_id and self.status != CLOSED:
+            if self.round_id is None:
+                self._dealer_left(player_id)
+                return "dealer_left"
+            self._dealer_disconnected(player_id)
+            return "dealer"
+        raise NotAtTable(f"{player_id} is not at table {self.table_id}")
+
+    def reconnect_dealer(self) -> None:
+        if not self.dealer_connected and self.status != CLOSED:
+            self._dealer_reconnected(self.dealer_id)
 
     def stop_auto_confirm(self, reason: str) -> None:
         if self.auto_confirm:
@@ -105,6 +124,21 @@ class Table(Aggregate):
     def _player_left(self, player_id: str) -> None:
         self.player_id, self.status, self.round_id = None, WAITING, None
         self.notice = f"player {player_id} left the table"
+
+    @event("PlayerDisconnected", topic="casino:P2PTable.PlayerDisconnected")
+    def _player_disconnected(self, player_id: str) -> None:
+        self.player_id, self.status, self.round_id = None, WAITING, None
+        self.notice = f"player {player_id} disconnected and left the table"
+
+    @event("DealerDisconnected", topic="casino:P2PTable.DealerDisconnected")
+    def _dealer_disconnected(self, dealer_id: str) -> None:
+        self.dealer_connected, self.auto_confirm = False, False
+        self.notice = f"dealer {dealer_id} disconnected: this round goes on, then the table closes"
+
+    @event("DealerReconnected", topic="casino:P2PTable.DealerReconnected")
+    def _dealer_reconnected(self, dealer_id: str) -> None:
+        self.dealer_connected = True
+        self.notice = f"dealer {dealer_id} is back"
 
     @event("DealerLeft", topic="casino:P2PTable.DealerLeft")
     def _dealer_left(self, dealer_id: str) -> None:

@@ -7,6 +7,7 @@ from domain.errors import NoDealerAvailable, NotEligibleToDeal, UnknownTableType
 from domain.games import P2PBaccarat, TableType, check_certification
 from domain.money import format_cents
 from domain.p2p import CLOSED, SEATED, Table
+from domain.player import Player
 from domain.seam import CommandSeam, Outcome, Receipt, Unit
 from domain.shoe import draw_seed
 from domain.wallet import Wallet
@@ -69,15 +70,37 @@ class P2PCommands(CommandSeam):
             who = table.leave(player_id)
             if open_round is not None:
                 void_round(unit, unit.round(BaccaratRound, open_round), f"the {who} left")
-            lobby = unit.lobby(table.mode, table.table_type)
-            unit.player(player_id).stand_up(table_id)
             if who == "dealer":
-                lobby.remove(table_id)
-                if table.player_id is not None:
-                    unit.player(table.player_id).stand_up(table_id)
+                _after_dealer_left(unit, table)
             else:
-                lobby.add(table_id)  # Back in the queue, behind those already waiting.
+                _after_player_left(unit, table, player_id)
             return table
+
+        return self.run(command, receipt)
+
+    def disconnect(
+        self, player_id: str, receipt: Receipt | None = None
+    ) -> Outcome[list[dict[str, str]]]:
+        """The upstream service lost a player (RULES.md 4); returns the rounds affected."""
+
+        def command(unit: Unit) -> list[dict[str, str]]:
+            player = unit.player(player_id)
+            player.disconnect()
+            if player.table_id is None:
+                return []
+            return _disconnect_from_table(unit, unit.table(player.table_id), player_id)
+
+        return self.run(command, receipt)
+
+    def reconnect(self, player_id: str, receipt: Receipt | None = None) -> Outcome[Player]:
+        def command(unit: Unit) -> Player:
+            player = unit.player(player_id)
+            player.reconnect()
+            if player.table_id is not None:
+                table = unit.table(player.table_id)
+                if table.dealer_id == player_id:
+                    table.reconnect_dealer()
+            return player
 
         return self.run(command, receipt)
 
@@ -89,6 +112,35 @@ class P2PCommands(CommandSeam):
 
     def table(self, table_id: str) -> Table:
         return Unit(self, self.fresh).table(table_id)
+
+
+def _disconnect_from_table(unit: Unit, table: Table, player_id: str) -> list[dict[str, str]]:
+    open_round = table.round_id
+    who = table.disconnect(player_id)
+    if who == "player":
+        _after_player_left(unit, table, player_id)
+        if open_round is None:
+            return []
+        reason = "the player disconnected before the deal"
+        void_round(unit, unit.round(BaccaratRound, open_round), reason)
+        return [{"round_id": open_round, "effect": "voided"}]
+    if who == "dealer_left":
+        _after_dealer_left(unit, table)
+        return []
+    assert open_round is not None
+    return [{"round_id": open_round, "effect": "continues; the table closes when it ends"}]
+
+
+def _after_dealer_left(unit: Unit, table: Table) -> None:
+    unit.lobby(table.mode, table.table_type).remove(table.table_id)
+    unit.player(table.dealer_id).stand_up(table.table_id)
+    if table.player_id is not None:
+        unit.player(table.player_id).stand_up(table.table_id)
+
+
+def _after_player_left(unit: Unit, table: Table, player_id: str) -> None:
+    unit.lobby(table.mode, table.table_type).add(table.table_id)  # Behind those waiting.
+    unit.player(player_id).stand_up(table.table_id)
 
 
 def confirm_round(unit: Unit, table: Table, shoe_prefix: list[str] | None = None) -> BaccaratRound:
@@ -124,6 +176,10 @@ def end_round(unit: Unit, round_: BaccaratRound) -> None:
     assert round_.table_id is not None
     table = unit.table(round_.table_id)
     table.end_round(round_.round_id)
+    if not table.dealer_connected:
+        table.leave(table.dealer_id)  # RULES.md 4: a disconnected dealer leaves after the round.
+        _after_dealer_left(unit, table)
+        return
     if not table.auto_confirm or table.status != SEATED:
         return
     kind = unit.games.p2p.table_types[table.table_type]

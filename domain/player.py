@@ -29,6 +29,15 @@ class Player(Aggregate):
         self.player_id = player_id
         self.display_name = display_name
         self.table_id: str | None = None  # The P2P table they sit at, as dealer or player.
+        self.connected = True  # As the upstream service last reported (RULES.md 4).
+
+    def disconnect(self) -> None:
+        if self.connected:
+            self._disconnected()
+
+    def reconnect(self) -> None:
+        if not self.connected:
+            self._reconnected()
 
     def sit_down(self, table_id: str, role: str) -> None:
         """A player sits at one table at a time, whichever side of it."""
@@ -50,3 +59,11 @@ class Player(Aggregate):
     @event("StoodUp", topic="casino:Player.StoodUp")
     def _stood_up(self, table_id: str) -> None:
         self.table_id = None
+
+    @event("Disconnected", topic="casino:Player.Disconnected")
+    def _disconnected(self) -> None:
+        self.connected = False
+
+    @event("Reconnected", topic="casino:Player.Reconnected")
+    def _reconnected(self) -> None:
+        self.connected = True

@@ -18,7 +18,7 @@ from infra.idempotency import Command, operator_command, service_command
 from infra.projected import projected
 from infra.views import ledger_entry, player_view, wallet_view
 from infra.views_rounds import round_view
-from projections import dealer_points, game_history
+from projections import dealer_points, game_history, open_rounds
 
 router = APIRouter(prefix="/v1/players", tags=["players and wallets"])
 LEDGER_LIMIT_MAX = 500
@@ -192,3 +192,33 @@ def _history_entry(
         "balance_after": format_cents(result["balance_after_cents"]),
         "round": round_,
     }
+
+
+@router.post("/{player_id}/disconnect")
+def disconnect(
+    player_id: str, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    """The upstream service lost this player: open P2P rounds are voided or go on."""
+    outcome = app_of(request).disconnect(
+        player_id,
+        command.receipt(
+            200, lambda affected: {"player_id": player_id, "affected_rounds": affected}
+        ),
+    )
+    return command.respond(outcome)
+
+
+@router.post("/{player_id}/reconnect")
+def reconnect(
+    player_id: str, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    """The player is back: their open rounds, to resume."""
+    app = app_of(request)
+    with projected(request) as cursor:
+        round_ids = open_rounds.of_player(cursor, player_id)
+
+    def answer(_: Any) -> dict[str, Any]:
+        rounds = [round_view(app.round(round_id)) for round_id in round_ids]
+        return {"player_id": player_id, "open_rounds": rounds}
+
+    return command.respond(app.reconnect(player_id, command.receipt(200, answer)))

@@ -290,3 +290,54 @@ def test_game_history_shows_each_side_card_by_card_with_balances(api: Api) -> No
         403,
         "history_unavailable_for_play_money",
     )
+
+
+def test_a_player_disconnecting_before_the_deal_voids_the_round(api: Api) -> None:
+    table_id = seated_table(api)
+    round_id = confirm(api, table_id).json()["round_id"]
+    bet(api, round_id, "banker", "25.00")
+    answer = api.post("/v1/players/pat/disconnect")
+    assert answer.status_code == 200
+    assert answer.json()["affected_rounds"] == [{"round_id": round_id, "effect": "voided"}]
+    assert api.get(f"/v1/rounds/{round_id}").json()["status"] == "voided"
+    pat, dan = api.wallet("pat"), api.wallet("dan")
+    assert (pat["balance"], pat["held"], pat["dealer_points"]) == ("1000.00", "0.00", 0)
+    assert (dan["balance"], dan["held"], dan["dealer_points"]) == ("2000.00", "0.00", 100)
+    table = api.get(f"/v1/p2p/tables/{table_id}").json()
+    assert (table["status"], table["player"]) == ("waiting", None)
+    assert table["notice"] == "player pat disconnected and left the table"
+
+
+def test_a_dealer_disconnecting_after_confirming_lets_the_round_finish(api: Api) -> None:
+    table_id = seated_table(api)
+    round_id = confirm(api, table_id, PLAYER_WINS).json()["round_id"]
+    answer = api.post("/v1/players/dan/disconnect").json()
+    assert answer["affected_rounds"][0]["round_id"] == round_id
+    assert bet(api, round_id, "player", "10.00").status_code == 201
+    settled = api.post(f"/v1/rounds/{round_id}/deal").json()
+    assert settled["net"] == {"player": "10.00", "dealer": "-10.18", "casino": "0.18"}
+    table = api.get(f"/v1/p2p/tables/{table_id}").json()
+    assert table["status"] == "closed"
+    dealer(api, "dora")
+    sit(api, "dora")
+    assert join(api).status_code == 201  # the player was stood up with the table
+
+
+def test_a_dealer_disconnecting_between_rounds_closes_the_table(api: Api) -> None:
+    table_id = seated_table(api)
+    assert api.post("/v1/players/dan/disconnect").json()["affected_rounds"] == []
+    assert api.get(f"/v1/p2p/tables/{table_id}").json()["status"] == "closed"
+
+
+def test_reconnecting_lists_the_players_open_rounds(api: Api) -> None:
+    table_id = seated_table(api)
+    round_id = confirm(api, table_id).json()["round_id"]
+    api.post("/v1/players/dan/disconnect")
+    back = api.post("/v1/players/dan/reconnect").json()
+    assert [r["round_id"] for r in back["open_rounds"]] == [round_id]
+    assert back["open_rounds"][0]["seed"] is None
+    table = api.get(f"/v1/p2p/tables/{table_id}").json()
+    assert table["notice"] == "dealer dan is back"
+    bet(api, round_id, "player", "10.00")
+    api.post(f"/v1/rounds/{round_id}/deal")
+    assert api.get(f"/v1/p2p/tables/{table_id}").json()["status"] == "seated"  # dan stayed
