@@ -113,11 +113,6 @@ class InvalidShoe(DomainError):
     code = "invalid_shoe"
 
 
-class NotYourRound(DomainError):
-    code = "not_your_round"
-    kind = "forbidden"
-
-
 class NotEligibleToDeal(DomainError):
     code = "not_eligible_to_deal"
     kind = "conflict"
