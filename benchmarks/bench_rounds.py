@@ -1,13 +1,15 @@
 """Baccarat rounds settled per second: house and P2P, through the application on both
-stores, and P2P through real HTTP (uvicorn on loopback, one client)."""
+stores, and P2P through real HTTP (`casino serve` in its own process, one client on
+loopback)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import socket
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -15,10 +17,7 @@ from pathlib import Path
 
 import httpx
 import psycopg
-import uvicorn
 
-from infra.api import create_app
-from infra.config import load_settings
 from infra.logs import configure_logging
 from infra.store import Store, open_store
 
@@ -26,6 +25,7 @@ POSTGRES_URL = os.environ.get(
     "CASINO_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
 )
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "400"))
+SERVER_START_SECONDS_MAX = 30
 
 
 def sqlite_opener(directory: str) -> Callable[[], Store]:
@@ -97,24 +97,35 @@ def p2p_rounds_per_second_over_http(store: Store) -> float:
 
 @contextlib.contextmanager
 def serving(store: Store) -> Iterator[str]:
+    """`casino serve` in a process of its own, on the store's database, as deployed."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    settings = load_settings(database_url=store.url)
-    config = uvicorn.Config(
-        create_app(store, settings), host="127.0.0.1", port=port, log_level="warning",
-        access_log=False,
-    )  # fmt: skip
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
+    env = {
+        **os.environ,
+        "CASINO_DATABASE_URL": store.url,
+        "CASINO_POSTGRES_SCHEMA": store.postgres_schema,
+        "CASINO_LOG_LEVEL": "warning",
+    }
+    command = [sys.executable, "-m", "infra.cli", "serve", "--port", str(port)]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
     try:
-        yield f"http://127.0.0.1:{port}"
+        _wait_until_up(base)
+        yield base
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _wait_until_up(base: str) -> None:
+    deadline = time.monotonic() + SERVER_START_SECONDS_MAX
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.TransportError):
+            if httpx.get(f"{base}/openapi.json").status_code == 200:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"the server at {base} did not start")
 
 
 def run() -> dict[str, float]:

@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from domain.errors import DomainError
@@ -58,7 +59,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     _add_error_handlers(api)
     # The last added runs outermost: every request is logged, refused ones included.
     api.add_middleware(BodySizeLimit, limit=BODY_BYTES_MAX)
-    api.middleware("http")(_log_request)
+    api.add_middleware(RequestLog)
     return api
 
 
@@ -109,29 +110,52 @@ def _validation_problem(errors: Any) -> JSONResponse:
     return problem_response(422, code, detail)
 
 
-async def _log_request(request: Request, call_next: Any) -> Any:
-    request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
-    started = time.perf_counter()
-    response = await call_next(request)
-    route = request.scope.get("route")
-    ids = {
-        name: value
-        for name, value in request.scope.get("path_params", {}).items()
-        if name in LOGGED_PATH_IDS
-    }
-    ids |= {k: v[:64] for k, v in getattr(request.state, "log_ids", {}).items() if k not in ids}
+class RequestLog:
+    """One structured line per request: id, route template, status, timing, role, ids.
+
+    Plain ASGI rather than Starlette's BaseHTTPMiddleware, which costs a task and a
+    stream copy per request.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        request_id = headers.get("x-request-id") or uuid.uuid4().hex
+        started, status = time.perf_counter(), 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                MutableHeaders(scope=message).append("X-Request-ID", request_id)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            _log(scope, request_id, status, time.perf_counter() - started)
+
+
+def _log(scope: Scope, request_id: str, status: int, seconds: float) -> None:
+    state = scope.get("state", {})
+    ids = {k: v for k, v in scope.get("path_params", {}).items() if k in LOGGED_PATH_IDS}
+    ids |= {k: v[:64] for k, v in state.get("log_ids", {}).items() if k not in ids}
+    route = scope.get("route")
     log.info(
         "request",
         request_id=request_id,
-        method=request.method,
-        route=getattr(route, "path", request.url.path),
-        status=response.status_code,
-        duration_ms=round((time.perf_counter() - started) * 1000, 2),
-        role=getattr(getattr(request.state, "principal", None), "role", None),
+        method=scope["method"],
+        route=getattr(route, "path", scope["path"]),
+        status=status,
+        duration_ms=round(seconds * 1000, 2),
+        role=getattr(state.get("principal"), "role", None),
         **ids,
     )
-    response.headers["X-Request-ID"] = request_id
-    return response
 
 
 class BodySizeLimit:

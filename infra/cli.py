@@ -30,7 +30,10 @@ def settings_or_exit() -> Settings:
 
 def open_configured_store(settings: Settings) -> Store:
     return open_store(
-        settings.database_url, pool_size=settings.db_pool_size, games=settings.games()
+        settings.database_url,
+        postgres_schema=settings.postgres_schema,
+        pool_size=settings.db_pool_size,
+        games=settings.games(),
     )
 
 

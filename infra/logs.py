@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 
 import structlog
 
@@ -19,7 +18,8 @@ def configure_logging(level: str = "info") -> None:
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping()[level.upper()]
         ),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stdout),
+        # No file given: each line goes to sys.stdout as it is at that moment.
+        logger_factory=structlog.PrintLoggerFactory(),
         cache_logger_on_first_use=False,
     )
 

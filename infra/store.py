@@ -27,6 +27,7 @@ class Store:
     database: Database
     projector: Projector
     url: str
+    postgres_schema: str = "public"
 
     def close(self) -> None:
         self.app.close()
@@ -54,7 +55,7 @@ def open_store(
     )
     app = CasinoApplication(env=env, games=games)
     projector = Projector(database, app.recorder, app.mapper.to_domain_event)
-    return Store(app=app, database=database, projector=projector, url=url)
+    return Store(app, database, projector, url, postgres_schema)
 
 
 def _sqlite(path: str) -> tuple[SQLiteDatabase, dict[str, str]]:
