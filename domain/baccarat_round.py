@@ -14,25 +14,21 @@ from typing import Any
 from eventsourcing.domain import Aggregate, event
 
 from domain import baccarat
-from domain.cards import InvalidCard
 from domain.errors import (
     AboveTableMaximum,
     BelowTableMinimum,
-    InvalidShoe,
     InvalidStake,
     NoBets,
     NoStakeOnSpot,
     RoundNotOpen,
     UnknownSpot,
 )
-from domain.games import BASIS_POINTS, CENTS_PER_DOLLAR, chips_for
+from domain.games import BASIS_POINTS, CENTS_PER_DOLLAR, check_shoe_prefix, chips_for
 from domain.money import format_cents, fraction_half_up
 from domain.shoe import (
     SHUFFLE_ALGORITHM,
-    CardNotInShoe,
-    certification_shoe,
     commitment,
-    shuffled_shoe,
+    committed_shoe,
 )
 
 ROUND = "casino:BaccaratRound"
@@ -151,16 +147,10 @@ class BaccaratRound(Aggregate):
 
     def shoe(self) -> list[str]:
         """The whole shoe this round was committed to, re-derived from its seed."""
-        if self.shoe_prefix:
-            return certification_shoe(self.shoe_prefix, self.seed, self.decks)
-        return shuffled_shoe(self.seed, self.decks)
+        return committed_shoe(self.seed, self.decks, self.shoe_prefix)
 
     def check_shoe(self) -> None:
-        """Refuse a certification shoe that the decks cannot hold."""
-        try:
-            self.shoe()
-        except (InvalidCard, CardNotInShoe) as error:
-            raise InvalidShoe(str(error)) from None
+        check_shoe_prefix(self.shoe_prefix, self.seed, self.decks)
 
     # Commands.
 

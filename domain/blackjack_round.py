@@ -11,33 +11,28 @@ same state. The hole card has an event of its own (`HoleCardDealt`, field
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
 from domain import blackjack_play as rules
 from domain.blackjack import BOXES_MAX, insurance_stake_cents
-from domain.cards import InvalidCard
 from domain.errors import (
     AboveTableMaximum,
     BelowTableMinimum,
     IllegalAction,
     InvalidAmount,
     InvalidBox,
-    InvalidShoe,
     NoBets,
     NoStakeOnBox,
     RoundNotOpen,
 )
-from domain.games import BlackjackHall
+from domain.games import BlackjackHall, check_shoe_prefix
 from domain.money import format_cents
 from domain.shoe import (
     SHUFFLE_ALGORITHM,
-    CardNotInShoe,
-    certification_shoe,
     commitment,
-    shuffled_shoe,
+    committed_shoe,
 )
 
 # Stable event topics: stored with every event, so they never change.
@@ -55,7 +50,6 @@ SETTLED = "casino:BlackjackRound.Settled"
 OPEN, IN_PLAY, SETTLED_STATUS = "open", "in_play", "settled"
 # Who made a decision: the player, or the system finishing an abandoned round (RULES.md 4).
 BY_PLAYER, BY_SYSTEM = "player", "system"
-SHOE_CACHE_SIZE = 256
 BOX_NAMES = frozenset(str(number) for number in range(1, BOXES_MAX + 1))
 
 
@@ -151,14 +145,10 @@ class BlackjackRound(Aggregate):
 
     def shoe(self) -> list[str]:
         """The whole shoe this round was committed to, re-derived from its seed."""
-        return list(_committed_shoe(self.seed, self.decks, tuple(self.shoe_prefix)))
+        return committed_shoe(self.seed, self.decks, self.shoe_prefix)
 
     def check_shoe(self) -> None:
-        """Refuse a certification shoe that the decks cannot hold."""
-        try:
-            self.shoe()
-        except (InvalidCard, CardNotInShoe) as error:
-            raise InvalidShoe(str(error)) from None
+        check_shoe_prefix(self.shoe_prefix, self.seed, self.decks)
 
     def next_turn(self) -> rules.Turn | None:
         return rules.next_turn(self.play) if self.play is not None else None
@@ -325,14 +315,6 @@ class BlackjackRound(Aggregate):
         """Pair assertion: cards leave the shoe in order, none skipped, none twice."""
         assert position == self.shoe_position, (position, self.shoe_position)
         self.shoe_position += count
-
-
-@functools.lru_cache(maxsize=SHOE_CACHE_SIZE)
-def _committed_shoe(seed: str, decks: int, prefix: tuple[str, ...]) -> tuple[str, ...]:
-    # Each command of a round takes a few cards: derive its shoe once, not per card.
-    if prefix:
-        return tuple(certification_shoe(prefix, seed, decks))
-    return tuple(shuffled_shoe(seed, decks))
 
 
 def parse_box(target: str) -> int:

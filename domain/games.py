@@ -7,10 +7,13 @@ application.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from domain.cards import InvalidCard
 from domain.errors import InvalidShoe, TestModeDisabled, UnknownHall
 from domain.money import fraction_half_up
+from domain.shoe import CardNotInShoe, committed_shoe
 
 CENTS_PER_DOLLAR = 100
 CHIPS_DOLLARS = (100, 25, 5, 1)  # Largest first: a stake is shown as the fewest chips.
@@ -116,3 +119,11 @@ def check_certification(settings: GameSettings, shoe_prefix: object) -> None:
         raise InvalidShoe(f"shoe must be a list of at most {SHOE_PREFIX_CARDS_MAX} cards")
     if not all(isinstance(card, str) for card in shoe_prefix):
         raise InvalidShoe('every card of the shoe must be a string such as "10" or "QH"')
+
+
+def check_shoe_prefix(prefix: Sequence[str], seed_hex: str, decks: int) -> None:
+    """Refuse a certification shoe that the decks cannot hold (422 invalid_shoe)."""
+    try:
+        committed_shoe(seed_hex, decks, prefix)
+    except (InvalidCard, CardNotInShoe) as error:
+        raise InvalidShoe(str(error)) from None

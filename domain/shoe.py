@@ -27,6 +27,7 @@ Algorithm "fy-sha256-v1", precise enough to re-implement (see also docs/shuffle.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import secrets
@@ -37,6 +38,7 @@ from collections.abc import Iterator, Sequence
 from domain.cards import RANKS, build_shoe_cards, parse_cards
 
 SHUFFLE_ALGORITHM = "fy-sha256-v1"
+SHOE_CACHE_SIZE = 256
 SEED_BYTES = 32
 _WORD_RANGE = 2**64
 _WORDS_PER_BLOCK = struct.Struct(">4Q")
@@ -144,3 +146,18 @@ def _take_rank(remaining: list[str], rank: str, decks: int) -> str:
         if card[:-1] == rank:
             return remaining.pop(index)
     raise CardNotInShoe(f"a shoe of {decks} decks holds only {4 * decks} cards of rank {rank}")
+
+
+@functools.lru_cache(maxsize=SHOE_CACHE_SIZE)
+def _committed_shoe(seed_hex: str, decks: int, prefix: tuple[str, ...]) -> tuple[str, ...]:
+    if prefix:
+        return tuple(certification_shoe(prefix, seed_hex, decks))
+    return tuple(shuffled_shoe(seed_hex, decks))
+
+
+def committed_shoe(seed_hex: str, decks: int, prefix: Sequence[str] = ()) -> list[str]:
+    """The shoe a round committed to: certification prefix (if any), the rest shuffled.
+
+    Cached, because each command of a round takes a few cards from the same shoe.
+    """
+    return list(_committed_shoe(seed_hex, decks, tuple(prefix)))
