@@ -7,7 +7,7 @@ from typing import Any
 
 from domain.baccarat_round import HOUSE, OPEN, P2P, BaccaratRound
 from domain.games import check_certification
-from domain.p2p_commands import end_round, void_round
+from domain.p2p_commands import close_if_dealer_gone, end_round, void_round
 from domain.seam import CommandSeam, Outcome, Receipt, Unit
 from domain.shoe import draw_seed
 from domain.wallet import CASINO_BANK
@@ -53,7 +53,9 @@ class BaccaratCommands(CommandSeam):
             if round_.status == OPEN and round_.modified_on <= idle_since:
                 void_round(unit, round_, "no action before the idle timeout")
                 if round_.table_id is not None:
-                    unit.table(round_.table_id).void_round(round_id, "idle timeout")
+                    table = unit.table(round_.table_id)
+                    table.void_round(round_id, "idle timeout")
+                    close_if_dealer_gone(unit, table)
             return round_
 
         return self.run(command)

@@ -48,6 +48,7 @@ HOUSE, P2P = "house", "p2p"
 
 class BaccaratRound(Aggregate):
     TOPIC = ROUND
+    IS_ROUND = True
 
     class Created(Aggregate.Created):
         TOPIC = OPENED

@@ -55,6 +55,7 @@ BOX_NAMES = frozenset(str(number) for number in range(1, BOXES_MAX + 1))
 
 class BlackjackRound(Aggregate):
     TOPIC = ROUND
+    IS_ROUND = True
 
     class Created(Aggregate.Created):
         TOPIC = OPENED

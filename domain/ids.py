@@ -14,7 +14,7 @@ PLAYER_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def check_player_id(player_id: str) -> str:
-    if not PLAYER_ID_PATTERN.match(player_id):
+    if not PLAYER_ID_PATTERN.fullmatch(player_id):
         raise InvalidPlayerId(
             f"player id {player_id[:80]!r} must be 1-64 letters, digits, '_' or '-'"
         )

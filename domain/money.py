@@ -11,7 +11,7 @@ CENTS_PER_UNIT = 100
 # A single amount above this is refused as absurd: one trillion dollars, in cents.
 AMOUNT_CENTS_MAX = 100_000_000_000_000
 
-_AMOUNT_PATTERN = re.compile(r"^(0|[1-9][0-9]{0,14})(?:\.([0-9]{1,2}))?$")
+_AMOUNT_PATTERN = re.compile(r"(0|[1-9][0-9]{0,14})(?:\.([0-9]{1,2}))?")
 
 
 class InvalidAmount(ValueError):
@@ -22,7 +22,7 @@ def parse_amount(text: object) -> int:
     """Turn "10.50" into 1050 cents; refuse anything that is not an exact, positive amount."""
     if not isinstance(text, str):
         raise InvalidAmount('amount must be a decimal string such as "10.00"')
-    match = _AMOUNT_PATTERN.match(text)
+    match = _AMOUNT_PATTERN.fullmatch(text)  # fullmatch: '$' alone lets "10.00\n" in
     if match is None:
         raise InvalidAmount(f"amount {text!r} is not a decimal with at most two places")
     units, fraction = match.group(1), (match.group(2) or "").ljust(2, "0")

@@ -139,8 +139,18 @@ def _after_dealer_left(unit: Unit, table: Table) -> None:
 
 
 def _after_player_left(unit: Unit, table: Table, player_id: str) -> None:
-    unit.lobby(table.mode, table.table_type).add(table.table_id)  # Behind those waiting.
     unit.player(player_id).stand_up(table.table_id)
+    if not close_if_dealer_gone(unit, table):
+        unit.lobby(table.mode, table.table_type).add(table.table_id)  # Behind those waiting.
+
+
+def close_if_dealer_gone(unit: Unit, table: Table) -> bool:
+    """A disconnected dealer leaves once no round is in play (RULES.md 4)."""
+    if table.dealer_connected or table.round_id is not None or table.status == CLOSED:
+        return False
+    table.leave(table.dealer_id)
+    _after_dealer_left(unit, table)
+    return True
 
 
 def confirm_round(unit: Unit, table: Table, shoe_prefix: list[str] | None = None) -> BaccaratRound:
@@ -176,9 +186,7 @@ def end_round(unit: Unit, round_: BaccaratRound) -> None:
     assert round_.table_id is not None
     table = unit.table(round_.table_id)
     table.end_round(round_.round_id)
-    if not table.dealer_connected:
-        table.leave(table.dealer_id)  # RULES.md 4: a disconnected dealer leaves after the round.
-        _after_dealer_left(unit, table)
+    if close_if_dealer_gone(unit, table):
         return
     if not table.auto_confirm or table.status != SEATED:
         return

@@ -22,6 +22,7 @@ from projections import dealer_points, game_history, open_rounds
 
 router = APIRouter(prefix="/v1/players", tags=["players and wallets"])
 LEDGER_LIMIT_MAX = 500
+VERSION_MAX = 2**62  # Beyond any real event version, within SQLite's and PostgreSQL's integers.
 
 
 class Body(BaseModel):
@@ -108,7 +109,7 @@ def get_ledger(
     request: Request,
     mode: Literal["real", "play"] = "real",
     limit: int = Query(default=100, ge=1, le=LEDGER_LIMIT_MAX),
-    after: int = Query(default=0, ge=0, description="entry_id to continue after"),
+    after: int = Query(default=0, ge=0, le=VERSION_MAX, description="entry_id to continue after"),
 ) -> dict[str, Any]:
     app = app_of(request)
     account = player_account(player_id)

@@ -93,6 +93,6 @@ def create_postgres_schema(database: PostgresDatabase) -> None:
 
 
 def check_identifier(name: str) -> str:
-    if not IDENTIFIER.match(name):
+    if not IDENTIFIER.fullmatch(name):
         raise ValueError(f"{name!r} is not a plain lower-case SQL identifier")
     return name

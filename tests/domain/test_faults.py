@@ -58,3 +58,34 @@ def test_a_command_that_fails_midway_saves_nothing(store: Store) -> None:
     assert store.app.wallet("alice", "real").balance_cents == 1000
     store.app.withdraw("alice", "real", 400)  # and the cached wallet was not left changed
     assert store.app.wallet("alice", "real").balance_cents == 600
+
+
+def test_a_save_whose_postings_do_not_balance_is_refused_whole(store: Store) -> None:
+    from domain.seam import UnbalancedPostings
+
+    store.app.register_player("alice", "Alice")
+    store.app.deposit("alice", "real", 1000)
+
+    def half_a_transfer(unit: Any) -> None:
+        wallet = unit.wallet("alice", "real")
+        wallet.hold("r1", 500)
+        wallet.settle("r1", -500, None)  # the other player's leg is missing
+
+    with pytest.raises(UnbalancedPostings):
+        store.app.run(half_a_transfer)
+    wallet = store.app.wallet("alice", "real")
+    assert (wallet.balance_cents, wallet.held_cents) == (1000, 0)
+
+
+def test_a_decision_on_a_wallet_another_process_moved_on_is_taken_again(
+    stores: Any, store: Store
+) -> None:
+    from domain.errors import NotEligibleToDeal
+
+    store.app.register_player("dan", "Dan")
+    store.app.deposit("dan", "real", 200_000)  # now cached by this process
+    store.app.adjust_points("dan", "real", 100, "qualifies")
+    other_process = stores.open()
+    other_process.app.withdraw("dan", "real", 150_000)  # leaves $500: too little to deal
+    with pytest.raises(NotEligibleToDeal):
+        store.app.sit_as_dealer("dan", "real", "II", auto_confirm=False)

@@ -341,3 +341,24 @@ def test_reconnecting_lists_the_players_open_rounds(api: Api) -> None:
     bet(api, round_id, "player", "10.00")
     api.post(f"/v1/rounds/{round_id}/deal")
     assert api.get(f"/v1/p2p/tables/{table_id}").json()["status"] == "seated"  # dan stayed
+
+
+def test_ids_of_another_kind_are_not_found(api: Api) -> None:
+    table_id = seated_table(api)
+    round_id = confirm(api, table_id).json()["round_id"]
+    assert api.get(f"/v1/rounds/{table_id}").json()["code"] == "unknown_round"
+    assert api.get(f"/v1/rounds/{table_id}/audit").json()["code"] == "unknown_round"
+    assert api.post(f"/v1/rounds/{table_id}/deal").json()["code"] == "unknown_round"
+    assert api.get(f"/v1/p2p/tables/{round_id}").json()["code"] == "unknown_table"
+    assert api.post(f"/v1/p2p/tables/{round_id}/confirm").json()["code"] == "unknown_table"
+
+
+def test_a_disconnected_dealers_table_closes_when_the_player_leaves(api: Api) -> None:
+    table_id = seated_table(api)
+    confirm(api, table_id)
+    api.post("/v1/players/dan/disconnect")
+    api.post(f"/v1/p2p/tables/{table_id}/leave", {"player_id": "pat"})
+    assert api.get(f"/v1/p2p/tables/{table_id}").json()["status"] == "closed"
+    api.player("cat", real="10.00")
+    refused = join(api, "cat")
+    assert (refused.status_code, refused.json()["code"]) == (409, "no_dealer_available")

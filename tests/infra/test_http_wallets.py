@@ -303,3 +303,19 @@ def test_the_openapi_document_describes_every_route(api: Api) -> None:
         "/v1/reports/liability",
     ):
         assert path in paths
+
+
+def test_a_trailing_newline_makes_an_amount_or_id_invalid(
+    api: Api, store: Store, alice: str
+) -> None:
+    before = state(api, store)
+    amount = api.post("/v1/players/alice/deposits", {"mode": "real", "amount": "10.00\n"})
+    assert (amount.status_code, amount.json()["code"]) == (422, "invalid_amount")
+    player = api.post("/v1/players/alice%0A/deposits", {"mode": "real", "amount": "1.00"})
+    assert (player.status_code, player.json()["code"]) == (422, "invalid_player_id")
+    assert state(api, store) == before
+
+
+def test_a_ledger_cursor_beyond_any_version_is_refused(api: Api, alice: str) -> None:
+    answer = api.get("/v1/players/alice/ledger?after=99999999999999999999")
+    assert (answer.status_code, answer.json()["code"]) == (422, "invalid_request")
