@@ -6,11 +6,12 @@ Betting, removing a bet and the deal are the round commands every game shares
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from domain.blackjack_game import BlackjackGame
+from domain.blackjack_game import BlackjackGame, settle_if_over
 from domain.blackjack_round import BlackjackRound
 from domain.errors import DomainError, IllegalAction, NoBets, NoPreviousBets
 from domain.games import check_certification
@@ -36,6 +37,7 @@ class BlackjackCommands(CommandSeam):
 
         def command(unit: Unit) -> BlackjackRound:
             unit.wallet(player_id, mode)  # The player must exist.
+            unit.player(player_id).check_no_interrupted_round(mode)
             round_ = BlackjackRound.open(
                 mode=mode,
                 player_id=player_id,
@@ -61,6 +63,25 @@ class BlackjackCommands(CommandSeam):
             return round_
 
         return self.run(command, receipt)
+
+    def finish_abandoned_round(
+        self, round_id: str, interrupted_before: datetime.datetime
+    ) -> Outcome[BlackjackRound | None]:
+        """Finish a round interrupted at or before `interrupted_before` with the house
+        defaults (RULES.md 4): no insurance, stand on every open hand, each a decision
+        by the system; then the dealer plays and the round settles as usual. A round
+        resumed since, or interrupted again later, is left alone: the result is None."""
+
+        def command(unit: Unit) -> BlackjackRound | None:
+            round_ = unit.round(BlackjackRound, round_id)
+            interrupted_at = round_.interrupted_at
+            if interrupted_at is None or interrupted_at > interrupted_before:
+                return None
+            round_.finish_with_house_defaults()
+            settle_if_over(unit, round_)
+            return round_
+
+        return self.run(command)
 
     def repeat_bets(self, round_id: str, receipt: Receipt | None = None) -> Outcome[BlackjackRound]:
         def command(unit: Unit) -> BlackjackRound:

@@ -4,12 +4,17 @@ Every stake is held when it is placed: a box's bet at the bet, a double, a split
 or insurance when it is chosen (refused with insufficient_funds if the player
 cannot cover it, before anything changes). When the round settles, one wallet
 settlement against casino:bank releases the whole hold and posts the result.
+
+No round is dealt while another of the player's rounds in that mode is
+interrupted, and a round left in play by its deal joins the player's rounds in
+play (`domain/blackjack_interruptions.py`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from domain.blackjack_interruptions import after_deal, after_settlement
 from domain.blackjack_round import SETTLED_STATUS, BlackjackRound, parse_box
 from domain.errors import BetsAlreadyPlaced, NoPreviousBets
 from domain.last_bets import LastBets, last_bets_uuid
@@ -32,9 +37,12 @@ class BlackjackGame:
 
     def deal(self, unit: Unit, round_: Any) -> None:
         assert isinstance(round_, BlackjackRound)
+        round_.check_open()
+        unit.player(round_.player_id).check_no_interrupted_round(round_.mode)
         round_.deal()
         last_bets(unit, round_).record(round_.round_id, round_.bets)
         settle_if_over(unit, round_)
+        after_deal(unit, round_)
 
     def act(self, unit: Unit, round_: BlackjackRound, box: int, hand: int, action: str) -> None:
         added = round_.stake_to_add(box, hand, action)  # Refuses an illegal action first.
@@ -61,6 +69,7 @@ def settle_if_over(unit: Unit, round_: BlackjackRound) -> None:
     """The casino is the bank: the round's result posts against casino:bank, once."""
     if round_.status == SETTLED_STATUS:
         _wallet(unit, round_).settle(round_.round_id, round_.player_net_cents, CASINO_BANK)
+        after_settlement(unit, round_)
 
 
 def last_bets(unit: Unit, round_: BlackjackRound) -> LastBets:

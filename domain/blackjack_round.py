@@ -7,10 +7,15 @@ events; event bodies advance the play state with the pure functions of
 `domain/blackjack_play.py`, which are deterministic, so a replay rebuilds the
 same state. The hole card has an event of its own (`HoleCardDealt`, field
 `hole_card`) so that the audit trail can hide it while the round is in play.
+
+A round in play whose player disconnects is `Interrupted` and held exactly as it
+was until it is `Resumed`, or until the system finishes it with the house
+defaults (RULES.md 4): the player can do nothing to it meanwhile.
 """
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
@@ -25,6 +30,7 @@ from domain.errors import (
     InvalidBox,
     NoBets,
     NoStakeOnBox,
+    RoundInterrupted,
     RoundNotOpen,
 )
 from domain.games import BlackjackHall, check_shoe_prefix
@@ -46,10 +52,15 @@ PLAYER_ACTED = "casino:BlackjackRound.PlayerActed"
 DEALER_DREW = "casino:BlackjackRound.DealerDrew"
 PAYOUT_MADE = "casino:BlackjackRound.PayoutMade"
 SETTLED = "casino:BlackjackRound.Settled"
+INTERRUPTED = "casino:BlackjackRound.Interrupted"
+RESUMED = "casino:BlackjackRound.Resumed"
 
 OPEN, IN_PLAY, SETTLED_STATUS = "open", "in_play", "settled"
+INTERRUPTED_STATUS = "interrupted"  # in play, held while the player is away (RULES.md 4)
 # Who made a decision: the player, or the system finishing an abandoned round (RULES.md 4).
 BY_PLAYER, BY_SYSTEM = "player", "system"
+# The house defaults decide each box's insurance and each of its hands (two after a split).
+SYSTEM_DECISIONS_MAX = BOXES_MAX * 3
 BOX_NAMES = frozenset(str(number) for number in range(1, BOXES_MAX + 1))
 
 
@@ -99,6 +110,7 @@ class BlackjackRound(Aggregate):
         self.added_stake_cents = 0  # doubles, splits and insurance, held on top of the bets
         self.payouts: list[dict[str, Any]] = []
         self.player_net_cents = 0
+        self.interruption_reason: str | None = None  # while interrupted
 
     @classmethod
     def open(
@@ -154,6 +166,15 @@ class BlackjackRound(Aggregate):
     def next_turn(self) -> rules.Turn | None:
         return rules.next_turn(self.play) if self.play is not None else None
 
+    @property
+    def interrupted_at(self) -> datetime.datetime | None:
+        """When the round was interrupted, or None when it is not.
+
+        Nothing happens to an interrupted round until it resumes or the system
+        finishes it, so its interruption is its last event.
+        """
+        return self.modified_on if self.status == INTERRUPTED_STATUS else None
+
     # Commands: each validates, then triggers its events.
 
     def place_bet(self, box: int, amount_cents: int) -> None:
@@ -188,7 +209,11 @@ class BlackjackRound(Aggregate):
         self._play_on()
 
     def stake_to_add(self, box: int, hand: int, action: str) -> int:
-        """What an action must hold on top of the bets; refuses an illegal action."""
+        """What a player's action must hold on top of the bets; refuses an illegal action."""
+        self._check_not_interrupted()
+        return self._stake_for(box, hand, action)
+
+    def _stake_for(self, box: int, hand: int, action: str) -> int:
         if self.play is None:
             raise IllegalAction("the cards have not been dealt yet: place bets and deal first")
         reason = rules.illegal_reason(self.play, box, hand, action)
@@ -205,10 +230,38 @@ class BlackjackRound(Aggregate):
     def act(self, box: int, hand: int, action: str, by: str = BY_PLAYER) -> None:
         """A decision on the hand in play; after the last one the dealer plays and pays."""
         assert by in (BY_PLAYER, BY_SYSTEM), by
-        added = self.stake_to_add(box, hand, action)
+        if by == BY_PLAYER:
+            self._check_not_interrupted()
+        added = self._stake_for(box, hand, action)
         cards = self._next_cards(rules.cards_needed(action))
         self._player_acted(box, hand, action, cards, self.shoe_position, added, by)
         self._play_on()
+
+    def interrupt(self, reason: str) -> None:
+        """Hold the round exactly as it is while its player is away (RULES.md 4)."""
+        assert self.status == IN_PLAY, self.status
+        self._interrupted(reason)
+
+    def resume(self) -> None:
+        """The player is back: play goes on where it stopped."""
+        assert self.status == INTERRUPTED_STATUS, self.status
+        self._resumed()
+
+    def finish_with_house_defaults(self) -> None:
+        """The player did not come back in time (RULES.md 4): the system declines
+        insurance and stands on every open hand, then the dealer plays and pays.
+
+        The defaults add no stake, so nothing more is held.
+        """
+        assert self.status == INTERRUPTED_STATUS, self.status
+        for _ in range(SYSTEM_DECISIONS_MAX):
+            turn = self.next_turn()
+            if turn is None:
+                break
+            insurance = self.state["phase"] == rules.PHASE_INSURANCE
+            action = rules.NO_INSURANCE if insurance else rules.STAND
+            self.act(turn.box_number, turn.hand_index, action, by=BY_SYSTEM)
+        assert self.status == SETTLED_STATUS, "the house defaults always finish the round"
 
     def play_box(self, box: int) -> rules.Box:
         return next(entry for entry in self.state["boxes"] if entry["box_number"] == box)
@@ -237,8 +290,17 @@ class BlackjackRound(Aggregate):
 
     def check_open(self) -> None:
         """Bets change only before the deal."""
+        self._check_not_interrupted()
         if self.status != OPEN:
             raise RoundNotOpen(f"round {self.round_id} is {self.status}, not open for bets")
+
+    def _check_not_interrupted(self) -> None:
+        if self.status == INTERRUPTED_STATUS:
+            raise RoundInterrupted(
+                f"round {self.round_id} is interrupted ({self.interruption_reason}): nothing "
+                f"can change until player {self.player_id} reconnects",
+                round_id=self.round_id,
+            )
 
     def _check_limits(self, box: int, stake_cents: int) -> None:
         if stake_cents < self.stake_min_cents:
@@ -290,6 +352,8 @@ class BlackjackRound(Aggregate):
         added_stake_cents: int,
         by: str,
     ) -> None:
+        # Pair assertion: only the system decides for a player who is away.
+        assert self.status != INTERRUPTED_STATUS or by == BY_SYSTEM, by
         self._take(position, len(cards))
         self.play = rules.apply_action(self.state, box, hand, action, cards)
         self.added_stake_cents += added_stake_cents
@@ -311,6 +375,18 @@ class BlackjackRound(Aggregate):
     def _settled(self, total_net_cents: int, dealer_cards: list[str], seed: str) -> None:
         assert total_net_cents == self.player_net_cents, "the payouts add up to the result"
         self.status = SETTLED_STATUS
+
+    @event("Interrupted", topic=INTERRUPTED)
+    def _interrupted(self, reason: str) -> None:
+        assert self.status == IN_PLAY, self.status
+        self.status = INTERRUPTED_STATUS
+        self.interruption_reason = reason
+
+    @event("Resumed", topic=RESUMED)
+    def _resumed(self) -> None:
+        assert self.status == INTERRUPTED_STATUS, self.status
+        self.status = IN_PLAY
+        self.interruption_reason = None
 
     def _take(self, position: int, count: int) -> None:
         """Pair assertion: cards leave the shoe in order, none skipped, none twice."""

@@ -180,3 +180,10 @@ class BetsAlreadyPlaced(DomainError):
 class HistoryUnavailable(DomainError):
     code = "history_unavailable_for_play_money"
     kind = "forbidden"
+
+
+class RoundInterrupted(DomainError):
+    """A blackjack round held while its player is away (RULES.md 4); the detail says why."""
+
+    code = "round_interrupted"
+    kind = "conflict"

@@ -1,8 +1,16 @@
-"""P2P baccarat commands (RULES.md 2.1): sit down to deal, be matched, confirm, leave."""
+"""P2P baccarat commands (RULES.md 2.1): sit down to deal, be matched, confirm, leave.
+
+Disconnect and reconnect (RULES.md 4) live here too: they act on the player's P2P
+table, and on their blackjack rounds in play (`domain/blackjack_interruptions.py`).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from domain.baccarat_round import OPEN, P2P, BaccaratRound
+from domain.blackjack_interruptions import interrupt_rounds_in_play, resume_interrupted_rounds
+from domain.blackjack_round import BlackjackRound
 from domain.errors import NoDealerAvailable, NotEligibleToDeal, UnknownTableType
 from domain.games import P2PBaccarat, TableType, check_certification
 from domain.money import format_cents
@@ -11,6 +19,14 @@ from domain.player import Player
 from domain.seam import CommandSeam, Outcome, Receipt, Unit
 from domain.shoe import draw_seed
 from domain.wallet import Wallet
+
+
+@dataclass(frozen=True)
+class Reconnection:
+    """A reconnected player, and their blackjack rounds in play (resumed ones included)."""
+
+    player: Player
+    blackjack_rounds: list[BlackjackRound]
 
 
 class P2PCommands(CommandSeam):
@@ -81,26 +97,30 @@ class P2PCommands(CommandSeam):
     def disconnect(
         self, player_id: str, receipt: Receipt | None = None
     ) -> Outcome[list[dict[str, str]]]:
-        """The upstream service lost a player (RULES.md 4); returns the rounds affected."""
+        """The upstream service lost a player (RULES.md 4); returns the rounds affected:
+        their P2P round, then their blackjack rounds in play, now interrupted."""
 
         def command(unit: Unit) -> list[dict[str, str]]:
             player = unit.player(player_id)
             player.disconnect()
-            if player.table_id is None:
-                return []
-            return _disconnect_from_table(unit, unit.table(player.table_id), player_id)
+            affected = []
+            if player.table_id is not None:
+                affected = _disconnect_from_table(unit, unit.table(player.table_id), player_id)
+            return affected + interrupt_rounds_in_play(unit, player)
 
         return self.run(command, receipt)
 
-    def reconnect(self, player_id: str, receipt: Receipt | None = None) -> Outcome[Player]:
-        def command(unit: Unit) -> Player:
+    def reconnect(self, player_id: str, receipt: Receipt | None = None) -> Outcome[Reconnection]:
+        """The player is back: a dealer keeps their table, interrupted blackjack rounds resume."""
+
+        def command(unit: Unit) -> Reconnection:
             player = unit.player(player_id)
             player.reconnect()
             if player.table_id is not None:
                 table = unit.table(player.table_id)
                 if table.dealer_id == player_id:
                     table.reconnect_dealer()
-            return player
+            return Reconnection(player, resume_interrupted_rounds(unit, player))
 
         return self.run(command, receipt)
 

@@ -1,4 +1,10 @@
-"""The player aggregate: who a player is. Their money lives in one wallet per mode."""
+"""The player aggregate: who a player is. Their money lives in one wallet per mode.
+
+It also keeps what a disconnect must act on at once, so that the disconnect and
+the commands it races with save the same aggregate (see
+`domain/blackjack_interruptions.py`): the P2P table they sit at, and their
+blackjack rounds in play.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.errors import AlreadyAtTable
+from domain.errors import AlreadyAtTable, RoundInterrupted
 from domain.ids import player_uuid
 
 DISPLAY_NAME_LENGTH_MAX = 100
@@ -30,6 +36,10 @@ class Player(Aggregate):
         self.display_name = display_name
         self.table_id: str | None = None  # The P2P table they sit at, as dealer or player.
         self.connected = True  # As the upstream service last reported (RULES.md 4).
+        # Blackjack rounds dealt and not yet settled (round id -> mode), and those of
+        # them interrupted while the player is away. Plain JSON: players are snapshotted.
+        self.blackjack_rounds: dict[str, str] = {}
+        self.interrupted_rounds: list[str] = []
 
     def disconnect(self) -> None:
         if self.connected:
@@ -38,6 +48,36 @@ class Player(Aggregate):
     def reconnect(self) -> None:
         if not self.connected:
             self._reconnected()
+
+    def blackjack_rounds_in_play(self) -> list[str]:
+        """Rounds dealt, not settled and not interrupted, oldest first."""
+        return [r for r in self.blackjack_rounds if r not in self.interrupted_rounds]
+
+    def check_no_interrupted_round(self, mode: str) -> None:
+        """No blackjack round of a mode starts while another of that mode is interrupted."""
+        for round_id in self.interrupted_rounds:
+            if self.blackjack_rounds[round_id] == mode:
+                raise RoundInterrupted(
+                    f"player {self.player_id} has an interrupted blackjack round {round_id} "
+                    f"in {mode} mode: it must be resumed or finished before another starts",
+                    round_id=round_id,
+                )
+
+    def blackjack_round_in_play(self, round_id: str, mode: str) -> None:
+        if round_id not in self.blackjack_rounds:
+            self._blackjack_round_in_play(round_id, mode)
+
+    def blackjack_round_interrupted(self, round_id: str) -> None:
+        if round_id not in self.interrupted_rounds:
+            self._blackjack_round_interrupted(round_id)
+
+    def blackjack_round_resumed(self, round_id: str) -> None:
+        if round_id in self.interrupted_rounds:
+            self._blackjack_round_resumed(round_id)
+
+    def blackjack_round_ended(self, round_id: str) -> None:
+        if round_id in self.blackjack_rounds:
+            self._blackjack_round_ended(round_id)
 
     def sit_down(self, table_id: str, role: str) -> None:
         """A player sits at one table at a time, whichever side of it."""
@@ -67,3 +107,22 @@ class Player(Aggregate):
     @event("Reconnected", topic="casino:Player.Reconnected")
     def _reconnected(self) -> None:
         self.connected = True
+
+    @event("BlackjackRoundInPlay", topic="casino:Player.BlackjackRoundInPlay")
+    def _blackjack_round_in_play(self, round_id: str, mode: str) -> None:
+        self.blackjack_rounds[round_id] = mode
+
+    @event("BlackjackRoundInterrupted", topic="casino:Player.BlackjackRoundInterrupted")
+    def _blackjack_round_interrupted(self, round_id: str) -> None:
+        assert round_id in self.blackjack_rounds, round_id
+        self.interrupted_rounds.append(round_id)
+
+    @event("BlackjackRoundResumed", topic="casino:Player.BlackjackRoundResumed")
+    def _blackjack_round_resumed(self, round_id: str) -> None:
+        self.interrupted_rounds.remove(round_id)
+
+    @event("BlackjackRoundEnded", topic="casino:Player.BlackjackRoundEnded")
+    def _blackjack_round_ended(self, round_id: str) -> None:
+        del self.blackjack_rounds[round_id]
+        if round_id in self.interrupted_rounds:
+            self.interrupted_rounds.remove(round_id)

@@ -142,7 +142,8 @@ class Unit:
 class CommandSeam(Application[UUID]):
     name = "casino"
     is_snapshotting_enabled = True
-    snapshotting_intervals: ClassVar[dict[type[Any], int]] = {Wallet: 200}
+    # Players gain two events per blackjack round left in play by its deal.
+    snapshotting_intervals: ClassVar[dict[type[Any], int]] = {Wallet: 200, Player: 200}
 
     def __init__(self, env: EnvType | None = None, games: GameSettings | None = None) -> None:
         self.games = games or GameSettings()

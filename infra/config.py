@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     env: Literal["development", "production"] = "development"
     test_mode: bool = False
     idle_timeout_seconds: int = Field(default=600, ge=1, le=86_400)
+    resume_window_seconds: int = Field(default=600, ge=1, le=86_400)
     db_pool_size: int = Field(default=5, ge=1, le=100)
     postgres_schema: str = Field(default="public", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     log_level: Literal["debug", "info", "warning", "error"] = "info"

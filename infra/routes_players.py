@@ -13,6 +13,7 @@ from domain.errors import InvalidAmount
 from domain.ids import PLAYER_ID_PATTERN, player_account
 from domain.money import InvalidAmount as BadAmountText
 from domain.money import format_cents, parse_amount
+from domain.p2p_commands import Reconnection
 from infra.auth import READ
 from infra.idempotency import Command, operator_command, service_command
 from infra.projected import projected
@@ -199,7 +200,8 @@ def _history_entry(
 def disconnect(
     player_id: str, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
-    """The upstream service lost this player: open P2P rounds are voided or go on."""
+    """The upstream service lost this player: open P2P rounds are voided or go on,
+    blackjack rounds in play are interrupted."""
     outcome = app_of(request).disconnect(
         player_id,
         command.receipt(
@@ -213,13 +215,16 @@ def disconnect(
 def reconnect(
     player_id: str, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
-    """The player is back: their open rounds, to resume."""
+    """The player is back: their open rounds, to resume. Baccarat rounds come from the
+    read model; blackjack rounds in play, resumed ones included, from the command itself
+    (the answer is shaped before the save, so the store does not show them resumed yet)."""
     app = app_of(request)
     with projected(request) as cursor:
         round_ids = open_rounds.of_player(cursor, player_id)
 
-    def answer(_: Any) -> dict[str, Any]:
+    def answer(reconnection: Reconnection) -> dict[str, Any]:
         rounds = [round_view(app.round(round_id)) for round_id in round_ids]
+        rounds += [round_view(round_) for round_ in reconnection.blackjack_rounds]
         return {"player_id": player_id, "open_rounds": rounds}
 
     return command.respond(app.reconnect(player_id, command.receipt(200, answer)))

@@ -12,7 +12,7 @@ from typing import Any
 
 from domain import blackjack_play as rules
 from domain.blackjack import hand_value, is_blackjack, is_bust
-from domain.blackjack_round import SETTLED_STATUS, BlackjackRound
+from domain.blackjack_round import INTERRUPTED_STATUS, SETTLED_STATUS, BlackjackRound
 from domain.money import format_cents
 
 
@@ -118,8 +118,11 @@ def _turn(round_: BlackjackRound) -> dict[str, Any]:
     turn = round_.next_turn()
     if round_.play is None or turn is None:
         return {"next": None, "legal_actions": None}
-    actions = rules.legal_actions(round_.play, turn.box_number, turn.hand_index)
     where = {"box": turn.box_number, "hand": turn.hand_index}
+    if round_.status == INTERRUPTED_STATUS:
+        # Play resumes at `next`; until then every action is refused (RULES.md 4).
+        return {"next": where, "legal_actions": None}
+    actions = rules.legal_actions(round_.play, turn.box_number, turn.hand_index)
     return {"next": where, "legal_actions": {**where, "actions": actions}}
 
 

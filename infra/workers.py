@@ -7,12 +7,13 @@ import threading
 
 from infra.logs import get_logger
 from infra.store import Store
-from projections import open_rounds
+from projections import interrupted_rounds, open_rounds
 from projections.runner import Projector
 
 log = get_logger("casino.worker")
 PROJECTOR_POLL_SECONDS = 1.0
 IDLE_CHECK_SECONDS_MAX = 30.0
+RESUME_CHECK_SECONDS_MAX = 30.0
 
 
 class ProjectorWorker:
@@ -84,3 +85,46 @@ class IdleRoundWorker:
                 self.void_idle_rounds(datetime.datetime.now(datetime.UTC))
             except Exception:
                 log.exception("idle_round_check_failed")
+
+
+class AbandonedRoundWorker:
+    """Finishes blackjack rounds whose player has not come back within the resume window,
+    with the house defaults (RULES.md 4).
+
+    Restart-safe: the interrupted rounds and the time of their interruption live in
+    the store, so the window still closes after a restart.
+    """
+
+    def __init__(self, store: Store, resume_window_seconds: int) -> None:
+        self.store = store
+        self.window = datetime.timedelta(seconds=resume_window_seconds)
+        self.interval_seconds = min(RESUME_CHECK_SECONDS_MAX, resume_window_seconds / 4)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="abandoned-rounds", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(timeout=10)
+
+    def finish_abandoned_rounds(self, now: datetime.datetime) -> list[str]:
+        """Finish every round interrupted before now - window; return their ids."""
+        cutoff = now - self.window
+        self.store.projector.catch_up()
+        with self.store.database.read() as cursor:
+            candidates = interrupted_rounds.interrupted_since(cursor, cutoff.isoformat())
+        finished = []
+        for round_id in candidates:
+            if self.store.app.finish_abandoned_round(round_id, cutoff).result is not None:
+                finished.append(round_id)
+                log.info("round_finished_by_system", round_id=round_id)
+        return finished
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self.interval_seconds):
+            try:
+                self.finish_abandoned_rounds(datetime.datetime.now(datetime.UTC))
+            except Exception:
+                log.exception("abandoned_round_check_failed")

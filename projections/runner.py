@@ -17,6 +17,7 @@ from projections import (
     dealer_points,
     event_chain,
     game_history,
+    interrupted_rounds,
     open_rounds,
 )
 from projections.base import Cursor, Database
@@ -36,6 +37,7 @@ TABLES = (
     + commission.TABLES
     + game_history.TABLES
     + open_rounds.TABLES
+    + interrupted_rounds.TABLES
 )
 
 
@@ -48,6 +50,7 @@ def all_schemas() -> str:
         + event_chain.SCHEMA
         + game_history.SCHEMA
         + open_rounds.SCHEMA
+        + interrupted_rounds.SCHEMA
     )
 
 
@@ -83,6 +86,7 @@ class Projector:
         commission.apply(cursor, event)
         game_history.apply(cursor, event, position)
         open_rounds.apply(cursor, event)
+        interrupted_rounds.apply(cursor, event)
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
         """Empty every read model and apply the whole event log again."""

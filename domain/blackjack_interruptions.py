@@ -1,0 +1,71 @@
+"""Interrupted blackjack rounds (RULES.md 4): a round in play whose player is reported
+disconnected is held exactly as it was, resumes when they reconnect, and is finished
+with the house defaults if they do not come back within the resume window.
+
+How a player's rounds are found: from state on the Player aggregate, not from a
+read model. The player keeps the ids of their blackjack rounds in play (dealt, not
+yet settled), and which of them are interrupted. A round joins that list in the
+save that deals it and leaves it in the save that settles it; it is marked
+interrupted and resumed in the same save as the round's own `Interrupted` and
+`Resumed` events. A disconnect saves the Player too (its `Disconnected` event), so
+a disconnect and a deal racing with it, in this process or another, save the same
+Player version: one of them loses the optimistic-concurrency check and the seam
+runs it again on fresh state. If the deal comes second it sees the player gone and
+interrupts its round at once; if the disconnect comes second it finds the round.
+A list read from a read model could miss a round dealt after the read and before
+the disconnect's save, and that round would then never time out.
+
+The cost is one Player event when a round goes into play and one when it settles;
+a round settled at the deal (a dealer's blackjack, every box a blackjack) costs
+none. Players are snapshotted like wallets, so loading one stays cheap.
+
+The resume window is kept by `infra/workers.py`, which reads the interrupted rounds
+and the time of their interruption from a read model
+(`projections/interrupted_rounds.py`) and passes a cut-off time to
+`finish_abandoned_round`, which re-checks the round itself.
+"""
+
+from __future__ import annotations
+
+from domain.blackjack_round import IN_PLAY, BlackjackRound
+from domain.player import Player
+from domain.seam import Unit
+
+INTERRUPTED_EFFECT = "interrupted"
+
+
+def interrupt_rounds_in_play(unit: Unit, player: Player) -> list[dict[str, str]]:
+    """Hold every blackjack round the player has in play; the disconnect's answer."""
+    affected = []
+    for round_id in player.blackjack_rounds_in_play():
+        _interrupt(player, unit.round(BlackjackRound, round_id))
+        affected.append({"round_id": round_id, "effect": INTERRUPTED_EFFECT})
+    return affected
+
+
+def resume_interrupted_rounds(unit: Unit, player: Player) -> list[BlackjackRound]:
+    """Resume every interrupted round; return all the player's rounds in play, oldest first."""
+    for round_id in list(player.interrupted_rounds):
+        unit.round(BlackjackRound, round_id).resume()
+        player.blackjack_round_resumed(round_id)
+    return [unit.round(BlackjackRound, round_id) for round_id in player.blackjack_rounds]
+
+
+def after_deal(unit: Unit, round_: BlackjackRound) -> None:
+    """A round left in play by its deal joins the player's rounds; if the player is
+    away by then (their disconnect was saved first), it is interrupted at once."""
+    if round_.status != IN_PLAY:
+        return
+    player = unit.player(round_.player_id)
+    player.blackjack_round_in_play(round_.round_id, round_.mode)
+    if not player.connected:
+        _interrupt(player, round_)
+
+
+def after_settlement(unit: Unit, round_: BlackjackRound) -> None:
+    unit.player(round_.player_id).blackjack_round_ended(round_.round_id)
+
+
+def _interrupt(player: Player, round_: BlackjackRound) -> None:
+    round_.interrupt(f"player {player.player_id} disconnected")
+    player.blackjack_round_interrupted(round_.round_id)
