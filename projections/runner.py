@@ -62,6 +62,8 @@ class Projector:
 
     def catch_up(self) -> int:
         """Apply every event not yet applied; return how many were applied."""
+        if self.position() >= (self.recorder.max_notification_id() or 0):
+            return 0  # Up to date: two reads, and no write lock taken from the writers.
         applied = 0
         while batch := self._apply_next_batch():
             applied += batch
