@@ -80,6 +80,7 @@ class Unit:
         self.games = app.games
         self._repository = repository or app.repository
         self._aggregates: dict[UUID, Aggregate] = {}
+        self.loaded_versions: dict[UUID, int] = {}  # as read, before this command changed them
 
     def get(self, cls: type[A], aggregate_id: UUID, missing: Callable[[], DomainError]) -> A:
         aggregate = self.find(cls, aggregate_id)
@@ -90,9 +91,11 @@ class Unit:
     def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
         if aggregate_id not in self._aggregates:
             try:
-                self._aggregates[aggregate_id] = self._repository.get(aggregate_id)
+                loaded: Aggregate = self._repository.get(aggregate_id)
             except AggregateNotFoundError:
                 return None
+            self._aggregates[aggregate_id] = loaded
+            self.loaded_versions[aggregate_id] = loaded.version
         aggregate = self._aggregates[aggregate_id]
         # Ids are public: one of another kind (a table id sent as a round id) is not found.
         return aggregate if isinstance(aggregate, cls) else None
@@ -162,17 +165,21 @@ class CommandSeam(Application[UUID]):
                 if earlier is not None:
                     return Outcome(result=None, answer=earlier, replayed=True)
             unit = Unit(self)
-            result = command(unit)
+            try:
+                result = command(unit)
+            except Exception:
+                # A refusal (or a broken invariant) reached from a cached aggregate that
+                # another process has moved on is no answer: decide again on fresh state.
+                if self._forget_stale(unit, unit.aggregates()):
+                    continue
+                raise
             answer = receipt.render(result) if receipt is not None else None
             aggregates = unit.aggregates()
             if receipt is not None and answer is not None:
                 aggregates.append(CommandReceipt(receipt.key, receipt.fingerprint, answer))
             check_postings_balance(aggregates)
-            stale = self._stale(aggregates)
-            if stale:
-                # A command decided on an aggregate it only read, and another process has
-                # moved that aggregate on: decide again on fresh state.
-                self._forget(stale)
+            # A decision taken on an aggregate only read: the save will not check that one.
+            if self._forget_stale(unit, [a for a in aggregates if not a.pending_events]):
                 continue
             try:
                 self.save(*aggregates)
@@ -192,18 +199,23 @@ class CommandSeam(Application[UUID]):
             "retry it with the same Idempotency-Key"
         )
 
-    def _stale(self, aggregates: list[Aggregate]) -> list[Aggregate]:
-        """Aggregates read but not changed whose stored stream has moved past them.
+    def _forget_stale(self, unit: Unit, aggregates: list[Aggregate]) -> bool:
+        """Forget those of the aggregates the unit loaded whose stored stream has moved
+        past the version it read; say whether there were any.
 
-        Changed aggregates need no look: the store's (id, version) key refuses a
-        stale one when it is saved.
+        Aggregates the command changes need no look before saving: the store's
+        (id, version) key refuses a stale one then.
         """
-        return [
+        stale = [
             aggregate
             for aggregate in aggregates
-            if not aggregate.pending_events
-            and self.recorder.select_events(aggregate.id, gt=aggregate.version, limit=1)
+            if aggregate.id in unit.loaded_versions
+            and self.recorder.select_events(
+                aggregate.id, gt=unit.loaded_versions[aggregate.id], limit=1
+            )
         ]
+        self._forget(stale)
+        return bool(stale)
 
     def _forget(self, aggregates: list[Aggregate]) -> None:
         if self.repository.cache is not None:

@@ -89,3 +89,13 @@ def test_a_decision_on_a_wallet_another_process_moved_on_is_taken_again(
     other_process.app.withdraw("dan", "real", 150_000)  # leaves $500: too little to deal
     with pytest.raises(NotEligibleToDeal):
         store.app.sit_as_dealer("dan", "real", "II", auto_confirm=False)
+
+
+def test_a_refusal_reached_from_a_stale_cached_wallet_is_decided_again(
+    stores: Any, store: Store
+) -> None:
+    store.app.register_player("alice", "Alice")
+    store.app.deposit("alice", "real", 1000)  # this process now caches a $10 wallet
+    stores.open().app.deposit("alice", "real", 5000)  # another process adds $50
+    store.app.withdraw("alice", "real", 3000)  # not refused: the money is there
+    assert store.app.wallet("alice", "real").balance_cents == 3000
