@@ -42,27 +42,22 @@ class BaccaratCommands(CommandSeam):
 
         return self.run(command, receipt)
 
-    def void_idle_round(
-        self, round_id: str, idle_since: datetime.datetime
-    ) -> Outcome[BaccaratRound]:
-        """Void a round that has seen no action since `idle_since` (RULES.md 4): every
-        stake and the dealer's hold go back. A round acted on since is left alone."""
-
-        def command(unit: Unit) -> BaccaratRound:
-            round_ = unit.round(BaccaratRound, round_id)
-            if round_.status == OPEN and round_.modified_on <= idle_since:
-                void_round(unit, round_, "no action before the idle timeout")
-                if round_.table_id is not None:
-                    table = unit.table(round_.table_id)
-                    table.void_round(round_id, "idle timeout")
-                    close_if_dealer_gone(unit, table)
-            return round_
-
-        return self.run(command)
-
 
 class BaccaratGame:
     """The steps every baccarat round shares; the round commands dispatch here."""
+
+    def end_idle(self, unit: Unit, round_: Any, idle_since: datetime.datetime) -> bool:
+        """Void a round still open with no action since `idle_since` (RULES.md 4): every
+        stake and the dealer's hold go back. A round acted on since is left alone."""
+        assert isinstance(round_, BaccaratRound)
+        if round_.status != OPEN or round_.modified_on > idle_since:
+            return False
+        void_round(unit, round_, "no action before the idle timeout")
+        if round_.table_id is not None:
+            table = unit.table(round_.table_id)
+            table.void_round(round_.round_id, "idle timeout")
+            close_if_dealer_gone(unit, table)
+        return True
 
     def place_bet(self, unit: Unit, round_: Any, target: str, amount_cents: int) -> None:
         assert isinstance(round_, BaccaratRound)

@@ -12,10 +12,11 @@ play (`domain/blackjack_interruptions.py`).
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
-from domain.blackjack_interruptions import after_deal, after_settlement
-from domain.blackjack_round import SETTLED_STATUS, BlackjackRound, parse_box
+from domain.blackjack_interruptions import after_deal, after_settlement, finish_idle_round
+from domain.blackjack_round import IN_PLAY, OPEN, SETTLED_STATUS, BlackjackRound, parse_box
 from domain.errors import BetsAlreadyPlaced, NoPreviousBets
 from domain.last_bets import LastBets, last_bets_uuid
 from domain.seam import Unit
@@ -24,6 +25,9 @@ from domain.wallet import CASINO_BANK, Wallet
 
 class BlackjackGame:
     """The steps of a blackjack round; the round commands dispatch here."""
+
+    def end_idle(self, unit: Unit, round_: Any, idle_since: datetime.datetime) -> bool:
+        return end_idle(unit, round_, idle_since)
 
     def place_bet(self, unit: Unit, round_: Any, target: str, amount_cents: int) -> None:
         assert isinstance(round_, BlackjackRound)
@@ -63,6 +67,24 @@ class BlackjackGame:
             )
         for box, cents in previous.bets:
             self.place_bet(unit, round_, str(box), cents)
+
+
+def end_idle(unit: Unit, round_: Any, idle_since: datetime.datetime) -> bool:
+    """Void a round never dealt, or finish one in play with the house defaults, when
+    it has seen no action since `idle_since`. Interrupted rounds wait for the resume
+    window instead. Returns whether the round was ended."""
+    assert isinstance(round_, BlackjackRound)
+    if round_.modified_on > idle_since or round_.status not in (OPEN, IN_PLAY):
+        return False
+    if round_.status == OPEN:
+        round_.void("no action before the idle timeout")
+        wallet = _wallet(unit, round_)
+        if round_.round_id in wallet.holds:
+            wallet.release(round_.round_id)
+        return True
+    finish_idle_round(unit, round_)
+    settle_if_over(unit, round_)
+    return True
 
 
 def settle_if_over(unit: Unit, round_: BlackjackRound) -> None:

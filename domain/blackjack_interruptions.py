@@ -66,6 +66,14 @@ def after_settlement(unit: Unit, round_: BlackjackRound) -> None:
     unit.player(round_.player_id).blackjack_round_ended(round_.round_id)
 
 
-def _interrupt(player: Player, round_: BlackjackRound) -> None:
-    round_.interrupt(f"player {player.player_id} disconnected")
+def _interrupt(player: Player, round_: BlackjackRound, reason: str | None = None) -> None:
+    round_.interrupt(reason or f"player {player.player_id} disconnected")
     player.blackjack_round_interrupted(round_.round_id)
+
+
+def finish_idle_round(unit: Unit, round_: BlackjackRound) -> None:
+    """A round in play whose player, still connected, stopped acting for the idle
+    timeout: finished like an abandoned one. Voiding it instead would hand back the
+    stake of a hand the player has already seen losing."""
+    _interrupt(unit.player(round_.player_id), round_, "no action before the idle timeout")
+    round_.finish_with_house_defaults()

@@ -52,10 +52,11 @@ PLAYER_ACTED = "casino:BlackjackRound.PlayerActed"
 DEALER_DREW = "casino:BlackjackRound.DealerDrew"
 PAYOUT_MADE = "casino:BlackjackRound.PayoutMade"
 SETTLED = "casino:BlackjackRound.Settled"
+VOIDED = "casino:BlackjackRound.Voided"
 INTERRUPTED = "casino:BlackjackRound.Interrupted"
 RESUMED = "casino:BlackjackRound.Resumed"
 
-OPEN, IN_PLAY, SETTLED_STATUS = "open", "in_play", "settled"
+OPEN, IN_PLAY, SETTLED_STATUS, VOIDED_STATUS = "open", "in_play", "settled", "voided"
 INTERRUPTED_STATUS = "interrupted"  # in play, held while the player is away (RULES.md 4)
 # Who made a decision: the player, or the system finishing an abandoned round (RULES.md 4).
 BY_PLAYER, BY_SYSTEM = "player", "system"
@@ -237,6 +238,11 @@ class BlackjackRound(Aggregate):
         self._player_acted(box, hand, action, cards, self.shoe_position, added, by)
         self._play_on()
 
+    def void(self, reason: str) -> None:
+        """End a round never dealt: its stakes go back (RULES.md 4, idle timeout)."""
+        self.check_open()
+        self._voided(reason, self.seed)
+
     def interrupt(self, reason: str) -> None:
         """Hold the round exactly as it is while its player is away (RULES.md 4)."""
         assert self.status == IN_PLAY, self.status
@@ -375,6 +381,10 @@ class BlackjackRound(Aggregate):
     def _settled(self, total_net_cents: int, dealer_cards: list[str], seed: str) -> None:
         assert total_net_cents == self.player_net_cents, "the payouts add up to the result"
         self.status = SETTLED_STATUS
+
+    @event("Voided", topic=VOIDED)
+    def _voided(self, reason: str, seed: str) -> None:
+        self.status = VOIDED_STATUS
 
     @event("Interrupted", topic=INTERRUPTED)
     def _interrupted(self, reason: str) -> None:

@@ -32,6 +32,7 @@ class Table(Aggregate):
     def __init__(self, dealer_id: str, mode: str, table_type: str, auto_confirm: bool) -> None:
         self.dealer_id, self.mode, self.table_type = dealer_id, mode, table_type
         self.auto_confirm = auto_confirm
+        self.auto_confirm_chosen = auto_confirm  # the dealer's choice, back after a reconnect
         self.status = WAITING
         self.player_id: str | None = None
         self.round_id: str | None = None  # The confirmed round not yet ended.
@@ -138,6 +139,7 @@ class Table(Aggregate):
     @event("DealerReconnected", topic="casino:P2PTable.DealerReconnected")
     def _dealer_reconnected(self, dealer_id: str) -> None:
         self.dealer_connected = True
+        self.auto_confirm = self.auto_confirm_chosen  # eligibility is checked at each confirm
         self.notice = f"dealer {dealer_id} is back"
 
     @event("DealerLeft", topic="casino:P2PTable.DealerLeft")

@@ -45,7 +45,9 @@ class P2PCommands(CommandSeam):
             _raise_if_ineligible(unit.games.p2p, kind, wallet)
             table = Table(player_id, mode, table_type, auto_confirm)
             unit.add(table)
-            unit.player(player_id).sit_down(table.table_id, "dealer")
+            dealer = unit.player(player_id)
+            dealer.reconnect()  # Sitting down to deal is being here.
+            dealer.sit_down(table.table_id, "dealer")
             unit.lobby(mode, table_type).add(table.table_id)
             return table
 
@@ -59,6 +61,7 @@ class P2PCommands(CommandSeam):
         def command(unit: Unit) -> Table:
             unit.wallet(player_id, mode)  # The player must exist.
             player = unit.player(player_id)
+            player.reconnect()  # Asking for a table is being here.
             table = _longest_waiting_eligible(unit, kind, mode, player_id)
             player.sit_down(table.table_id, "player")
             unit.lobby(mode, table_type).remove(table.table_id)

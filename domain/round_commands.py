@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any, Protocol
 
 from eventsourcing.domain import Aggregate
@@ -19,6 +20,8 @@ class Game(Protocol):
     def remove_bet(self, unit: Unit, round_: Any, target: str) -> None: ...
 
     def deal(self, unit: Unit, round_: Any) -> None: ...
+
+    def end_idle(self, unit: Unit, round_: Any, idle_since: datetime.datetime) -> bool: ...
 
 
 GAMES: dict[type[Aggregate], Game] = {
@@ -44,6 +47,16 @@ class RoundCommands(CommandSeam):
 
     def deal(self, round_id: str, receipt: Receipt | None = None) -> Outcome[Aggregate]:
         return self._on_round(round_id, lambda game, unit, r: game.deal(unit, r), receipt)
+
+    def end_idle_round(self, round_id: str, idle_since: datetime.datetime) -> Outcome[bool]:
+        """End a round that has seen no action since `idle_since`, as its game does it
+        (RULES.md 4); the result says whether it was ended."""
+
+        def command(unit: Unit) -> bool:
+            round_ = unit.round(Aggregate, round_id)
+            return GAMES[type(round_)].end_idle(unit, round_, idle_since)
+
+        return self.run(command)
 
     def round(self, round_id: str) -> Aggregate:
         return Unit(self, self.fresh).round(Aggregate, round_id)

@@ -223,8 +223,9 @@ def reconnect(
         round_ids = open_rounds.of_player(cursor, player_id)
 
     def answer(reconnection: Reconnection) -> dict[str, Any]:
-        rounds = [round_view(app.round(round_id)) for round_id in round_ids]
-        rounds += [round_view(round_) for round_ in reconnection.blackjack_rounds]
+        resumed = {round_.round_id: round_ for round_ in reconnection.blackjack_rounds}
+        rounds = [round_view(app.round(rid)) for rid in round_ids if rid not in resumed]
+        rounds += [round_view(round_) for round_ in resumed.values()]
         return {"player_id": player_id, "open_rounds": rounds}
 
     return command.respond(app.reconnect(player_id, command.receipt(200, answer)))

@@ -12,7 +12,7 @@ from typing import Any
 
 from domain import blackjack_play as rules
 from domain.blackjack import hand_value, is_blackjack, is_bust
-from domain.blackjack_round import INTERRUPTED_STATUS, SETTLED_STATUS, BlackjackRound
+from domain.blackjack_round import INTERRUPTED_STATUS, SETTLED_STATUS, VOIDED_STATUS, BlackjackRound
 from domain.money import format_cents
 
 
@@ -33,7 +33,7 @@ def blackjack_round_view(round_: BlackjackRound) -> dict[str, Any]:
         },
         "decks": round_.decks,
         "seed_commitment": round_.seed_commitment,
-        "seed": round_.seed if settled else None,
+        "seed": round_.seed if round_.status in (SETTLED_STATUS, VOIDED_STATUS) else None,
         "shuffle_algorithm": round_.shuffle_algorithm,
         "bets": [{"box": box, "amount": format_cents(c)} for box, c in sorted(round_.bets.items())],
         "total_stake": format_cents(round_.total_bet_cents),

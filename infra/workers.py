@@ -45,7 +45,9 @@ class ProjectorWorker:
 
 
 class IdleRoundWorker:
-    """Voids baccarat rounds left open with no action for the idle timeout (RULES.md 4).
+    """Ends rounds left with no action for the idle timeout (RULES.md 4): baccarat and
+    undealt blackjack rounds are voided, blackjack rounds in play finished with the
+    house defaults; interrupted ones wait for the resume window.
 
     Restart-safe: the open rounds and their last action live in the store, so a
     timeout still fires after a restart.
@@ -66,17 +68,16 @@ class IdleRoundWorker:
         self._thread.join(timeout=10)
 
     def void_idle_rounds(self, now: datetime.datetime) -> list[str]:
-        """Void every round idle since before now - timeout; return their ids."""
+        """End every round idle since before now - timeout; return their ids."""
         cutoff = now - self.timeout
         self.store.projector.catch_up()
         with self.store.database.read() as cursor:
             candidates = open_rounds.idle_since(cursor, cutoff.isoformat())
         voided = []
         for round_id in candidates:
-            round_ = self.store.app.void_idle_round(round_id, cutoff).result
-            if round_ is not None and round_.status == "voided":
+            if self.store.app.end_idle_round(round_id, cutoff).result:
                 voided.append(round_id)
-                log.info("round_voided_idle", round_id=round_id)
+                log.info("idle_round_ended", round_id=round_id)
         return voided
 
     def _run(self) -> None:

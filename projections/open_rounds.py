@@ -1,11 +1,11 @@
-"""Baccarat rounds still open, with the time of their last action: what the idle-round
-worker looks through (RULES.md 4)."""
+"""Rounds not over yet (baccarat open for bets, blackjack open or in play), with the
+time of their last action: what the idle-round worker looks through (RULES.md 4)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from domain import baccarat_round as topics
+from domain import baccarat_round, blackjack_round
 from projections.base import Cursor, rows
 
 SCHEMA = """
@@ -17,22 +17,30 @@ CREATE TABLE IF NOT EXISTS open_rounds (
 );
 """
 TABLES = ("open_rounds",)
-_ENDED = (topics.SETTLED, topics.VOIDED)
+ROUNDS = (baccarat_round.ROUND + ".", blackjack_round.ROUND + ".")
+OPENED = (baccarat_round.OPENED, blackjack_round.OPENED)
+ENDED = (
+    baccarat_round.SETTLED,
+    baccarat_round.VOIDED,
+    blackjack_round.SETTLED,
+    blackjack_round.VOIDED,
+)
 
 
 def apply(cursor: Cursor, event: Any) -> None:
     topic = str(getattr(type(event), "TOPIC", ""))
-    if not topic.startswith(topics.ROUND + "."):
+    if not topic.startswith(ROUNDS):
         return
     round_id = str(event.originator_id)
-    if topic in _ENDED:
+    if topic in ENDED:
         cursor.execute("DELETE FROM open_rounds WHERE round_id = ?", (round_id,))
         return
-    if topic == topics.OPENED:
+    if topic in OPENED:
+        dealer_id = getattr(event, "dealer_id", None)  # P2P baccarat only
         cursor.execute(
             "INSERT INTO open_rounds (round_id, player_id, dealer_id, last_action_at)"
             " VALUES (?, ?, ?, ?)",
-            (round_id, event.player_id, event.dealer_id, event.timestamp.isoformat()),
+            (round_id, event.player_id, dealer_id, event.timestamp.isoformat()),
         )
         return
     cursor.execute(

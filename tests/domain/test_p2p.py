@@ -96,3 +96,13 @@ def test_five_hundred_random_rounds_over_several_tables_keep_the_books(store: St
         wallet = app.wallet(name, "real")
         assert wallet.available_cents >= 0
         assert accounts[f"player:{name}"] == wallet.balance_cents
+
+
+def test_sitting_down_or_asking_for_a_table_means_being_connected(store: Store) -> None:
+    qualified_dealer(store, "dan")
+    store.app.register_player("pat", "pat")
+    store.app.disconnect("dan")
+    store.app.disconnect("pat")
+    store.app.sit_as_dealer("dan", "real", "II", False)
+    store.app.join_as_player("pat", "real", "II")
+    assert store.app.player("dan").connected and store.app.player("pat").connected

@@ -362,3 +362,16 @@ def test_a_disconnected_dealers_table_closes_when_the_player_leaves(api: Api) ->
     api.player("cat", real="10.00")
     refused = join(api, "cat")
     assert (refused.status_code, refused.json()["code"]) == (409, "no_dealer_available")
+
+
+def test_a_dealer_back_before_the_round_ends_keeps_auto_confirm(api: Api) -> None:
+    table_id = seated_table(api, auto=True)
+    round_id = api.get(f"/v1/p2p/tables/{table_id}").json()["round_id"]
+    api.post("/v1/players/dan/disconnect")
+    assert api.get(f"/v1/p2p/tables/{table_id}").json()["auto_confirm"] is False
+    api.post("/v1/players/dan/reconnect")
+    bet(api, round_id, "banker", "10.00")
+    api.post(f"/v1/rounds/{round_id}/deal")
+    table = api.get(f"/v1/p2p/tables/{table_id}").json()
+    assert table["auto_confirm"] is True
+    assert table["round_id"] not in (None, round_id)  # the next round was confirmed
