@@ -23,12 +23,12 @@ from domain.errors import (
     RoundNotOpen,
     UnknownSpot,
 )
-from domain.games import BASIS_POINTS, CENTS_PER_DOLLAR, check_shoe_prefix, chips_for
+from domain.games import BASIS_POINTS, CENTS_PER_DOLLAR, chips_for
 from domain.money import format_cents, fraction_half_up
+from domain.rounds import CommittedRound
 from domain.shoe import (
     SHUFFLE_ALGORITHM,
     commitment,
-    committed_shoe,
 )
 
 ROUND = "casino:BaccaratRound"
@@ -46,9 +46,8 @@ OPEN, SETTLED_STATUS, VOIDED_STATUS = "open", "settled", "voided"
 HOUSE, P2P = "house", "p2p"
 
 
-class BaccaratRound(Aggregate):
+class BaccaratRound(CommittedRound, Aggregate):
     TOPIC = ROUND
-    IS_ROUND = True
 
     class Created(Aggregate.Created):
         TOPIC = OPENED
@@ -139,19 +138,8 @@ class BaccaratRound(Aggregate):
     # Read side.
 
     @property
-    def round_id(self) -> str:
-        return str(self.id)
-
-    @property
     def total_stake_cents(self) -> int:
         return sum(self.bets.values())
-
-    def shoe(self) -> list[str]:
-        """The whole shoe this round was committed to, re-derived from its seed."""
-        return committed_shoe(self.seed, self.decks, self.shoe_prefix)
-
-    def check_shoe(self) -> None:
-        check_shoe_prefix(self.shoe_prefix, self.seed, self.decks)
 
     # Commands.
 

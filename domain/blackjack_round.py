@@ -33,12 +33,12 @@ from domain.errors import (
     RoundInterrupted,
     RoundNotOpen,
 )
-from domain.games import BlackjackHall, check_shoe_prefix
+from domain.games import BlackjackHall
 from domain.money import format_cents
+from domain.rounds import CommittedRound
 from domain.shoe import (
     SHUFFLE_ALGORITHM,
     commitment,
-    committed_shoe,
 )
 
 # Stable event topics: stored with every event, so they never change.
@@ -65,9 +65,8 @@ SYSTEM_DECISIONS_MAX = BOXES_MAX * 3
 BOX_NAMES = frozenset(str(number) for number in range(1, BOXES_MAX + 1))
 
 
-class BlackjackRound(Aggregate):
+class BlackjackRound(CommittedRound, Aggregate):
     TOPIC = ROUND
-    IS_ROUND = True
 
     class Created(Aggregate.Created):
         TOPIC = OPENED
@@ -140,10 +139,6 @@ class BlackjackRound(Aggregate):
     # Read side.
 
     @property
-    def round_id(self) -> str:
-        return str(self.id)
-
-    @property
     def total_bet_cents(self) -> int:
         return sum(self.bets.values())
 
@@ -156,13 +151,6 @@ class BlackjackRound(Aggregate):
     def state(self) -> rules.PlayState:
         assert self.play is not None, "the round has not been dealt"
         return self.play
-
-    def shoe(self) -> list[str]:
-        """The whole shoe this round was committed to, re-derived from its seed."""
-        return committed_shoe(self.seed, self.decks, self.shoe_prefix)
-
-    def check_shoe(self) -> None:
-        check_shoe_prefix(self.shoe_prefix, self.seed, self.decks)
 
     def next_turn(self) -> rules.Turn | None:
         return rules.next_turn(self.play) if self.play is not None else None
