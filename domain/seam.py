@@ -224,11 +224,13 @@ class CommandSeam(Application[UUID]):
                     self.repository.cache.get(aggregate.id, evict=True)
 
     def _earlier_answer(self, receipt: Receipt) -> dict[str, Any] | None:
-        try:
-            stored: Aggregate = self.repository.get(receipt_uuid(receipt.key))
-        except AggregateNotFoundError:
+        # A receipt is one event, never snapshotted: read it straight from the event
+        # store, one query, rather than through the repository (snapshots, then events).
+        found: list[Any] = list(self.events.get(receipt_uuid(receipt.key), limit=1))
+        if not found:
             return None
-        assert isinstance(stored, CommandReceipt)
+        stored = found[0]
+        assert isinstance(stored, CommandReceipt.Created)
         if stored.fingerprint != receipt.fingerprint:
             raise IdempotencyKeyReused(
                 "this Idempotency-Key was already used with a different request"
