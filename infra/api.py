@@ -20,7 +20,12 @@ from infra.config import Settings
 from infra.logs import get_logger
 from infra.problems import Problem, from_domain, from_problem, problem_response
 from infra.store import Store
-from infra.workers import AbandonedRoundWorker, IdleRoundWorker, ProjectorWorker
+from infra.workers import (
+    AbandonedRoundWorker,
+    IdleRoundWorker,
+    PeriodicWorker,
+    ProjectorWorker,
+)
 
 BODY_BYTES_MAX = 64 * 1024
 LOGGED_PATH_IDS = ("player_id", "round_id", "table_id")
@@ -31,7 +36,7 @@ log = get_logger("casino.http")
 def create_app(store: Store, settings: Settings, *, background: bool = True) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        workers: list[ProjectorWorker | IdleRoundWorker | AbandonedRoundWorker] = []
+        workers: list[PeriodicWorker] = []
         if background:
             workers += [
                 ProjectorWorker(store.projector),

@@ -14,6 +14,7 @@ from domain.ids import PLAYER_ID_PATTERN, player_account
 from domain.money import InvalidAmount as BadAmountText
 from domain.money import format_cents, parse_amount
 from domain.p2p_commands import Reconnection
+from domain.player import DISPLAY_NAME_LENGTH_MAX
 from infra.auth import READ
 from infra.idempotency import Command, operator_command, service_command
 from infra.projected import projected
@@ -32,7 +33,7 @@ class Body(BaseModel):
 
 class NewPlayer(Body):
     player_id: str = Field(pattern=PLAYER_ID_PATTERN.pattern, examples=["alice"])
-    display_name: str = Field(min_length=1, max_length=100, examples=["Alice"])
+    display_name: str = Field(min_length=1, max_length=DISPLAY_NAME_LENGTH_MAX, examples=["Alice"])
 
 
 class MoneyMovement(Body):

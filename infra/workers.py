@@ -16,17 +16,17 @@ IDLE_CHECK_SECONDS_MAX = 30.0
 RESUME_CHECK_SECONDS_MAX = 30.0
 
 
-class ProjectorWorker:
-    """Keeps the read models close behind the event log (readers also catch up on demand).
+class PeriodicWorker:
+    """A daemon thread that calls `tick` every interval until stopped; a failed tick is
+    logged and the next one still runs (a store hiccup must not kill the worker)."""
 
-    Polling works on both stores; SQLite has no notifications to subscribe to.
-    """
+    name = "worker"
 
-    def __init__(self, projector: Projector, interval_seconds: float = PROJECTOR_POLL_SECONDS):
-        self.projector = projector
+    def __init__(self, interval_seconds: float, *, tick_at_start: bool) -> None:
         self.interval_seconds = interval_seconds
+        self._tick_at_start = tick_at_start
         self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="projector", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -35,16 +35,39 @@ class ProjectorWorker:
         self._stopping.set()
         self._thread.join(timeout=10)
 
+    def tick(self) -> None:
+        raise NotImplementedError
+
     def _run(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                self.projector.catch_up()
-            except Exception:
-                log.exception("projector_failed")
-            self._stopping.wait(self.interval_seconds)
+        if self._tick_at_start:
+            self._tick_safely()
+        while not self._stopping.wait(self.interval_seconds):
+            self._tick_safely()
+
+    def _tick_safely(self) -> None:
+        try:
+            self.tick()
+        except Exception:
+            log.exception(f"{self.name}_failed")
 
 
-class IdleRoundWorker:
+class ProjectorWorker(PeriodicWorker):
+    """Keeps the read models close behind the event log (readers also catch up on demand).
+
+    Polling works on both stores; SQLite has no notifications to subscribe to.
+    """
+
+    name = "projector"
+
+    def __init__(self, projector: Projector, interval_seconds: float = PROJECTOR_POLL_SECONDS):
+        self.projector = projector
+        super().__init__(interval_seconds, tick_at_start=True)
+
+    def tick(self) -> None:
+        self.projector.catch_up()
+
+
+class IdleRoundWorker(PeriodicWorker):
     """Ends rounds left with no action for the idle timeout (RULES.md 4): baccarat and
     undealt blackjack rounds are voided, blackjack rounds in play finished with the
     house defaults; interrupted ones wait for the resume window.
@@ -53,19 +76,15 @@ class IdleRoundWorker:
     timeout still fires after a restart.
     """
 
+    name = "idle_rounds"
+
     def __init__(self, store: Store, timeout_seconds: int) -> None:
         self.store = store
         self.timeout = datetime.timedelta(seconds=timeout_seconds)
-        self.interval_seconds = min(IDLE_CHECK_SECONDS_MAX, timeout_seconds / 4)
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="idle-rounds", daemon=True)
+        super().__init__(min(IDLE_CHECK_SECONDS_MAX, timeout_seconds / 4), tick_at_start=False)
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._thread.join(timeout=10)
+    def tick(self) -> None:
+        self.void_idle_rounds(datetime.datetime.now(datetime.UTC))
 
     def void_idle_rounds(self, now: datetime.datetime) -> list[str]:
         """End every round idle since before now - timeout; return their ids."""
@@ -80,15 +99,8 @@ class IdleRoundWorker:
                 log.info("idle_round_ended", round_id=round_id)
         return voided
 
-    def _run(self) -> None:
-        while not self._stopping.wait(self.interval_seconds):
-            try:
-                self.void_idle_rounds(datetime.datetime.now(datetime.UTC))
-            except Exception:
-                log.exception("idle_round_check_failed")
 
-
-class AbandonedRoundWorker:
+class AbandonedRoundWorker(PeriodicWorker):
     """Finishes blackjack rounds whose player has not come back within the resume window,
     with the house defaults (RULES.md 4).
 
@@ -96,19 +108,16 @@ class AbandonedRoundWorker:
     the store, so the window still closes after a restart.
     """
 
+    name = "abandoned_rounds"
+
     def __init__(self, store: Store, resume_window_seconds: int) -> None:
         self.store = store
         self.window = datetime.timedelta(seconds=resume_window_seconds)
-        self.interval_seconds = min(RESUME_CHECK_SECONDS_MAX, resume_window_seconds / 4)
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="abandoned-rounds", daemon=True)
+        interval = min(RESUME_CHECK_SECONDS_MAX, resume_window_seconds / 4)
+        super().__init__(interval, tick_at_start=False)
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._thread.join(timeout=10)
+    def tick(self) -> None:
+        self.finish_abandoned_rounds(datetime.datetime.now(datetime.UTC))
 
     def finish_abandoned_rounds(self, now: datetime.datetime) -> list[str]:
         """Finish every round interrupted before now - window; return their ids."""
@@ -122,10 +131,3 @@ class AbandonedRoundWorker:
                 finished.append(round_id)
                 log.info("round_finished_by_system", round_id=round_id)
         return finished
-
-    def _run(self) -> None:
-        while not self._stopping.wait(self.interval_seconds):
-            try:
-                self.finish_abandoned_rounds(datetime.datetime.now(datetime.UTC))
-            except Exception:
-                log.exception("abandoned_round_check_failed")
