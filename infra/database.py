@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -71,6 +71,9 @@ class _PostgresCursor:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._cursor.execute(sql.replace("?", "%s"), params)
+
+    def executemany(self, sql: str, params: Iterable[Sequence[Any]]) -> None:
+        self._cursor.executemany(sql.replace("?", "%s"), params)
 
     def fetchone(self) -> Sequence[Any] | None:
         row: Sequence[Any] | None = self._cursor.fetchone()

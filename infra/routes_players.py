@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.application import CasinoApplication, check_history_available
 from domain.errors import InvalidAmount
-from domain.ids import PLAYER_ID_PATTERN, player_account
+from domain.ids import PLAYER_ID_PATTERN
 from domain.money import InvalidAmount as BadAmountText
 from domain.money import format_cents, parse_amount
 from domain.p2p_commands import Reconnection
@@ -18,9 +18,9 @@ from domain.player import DISPLAY_NAME_LENGTH_MAX
 from infra.auth import READ
 from infra.idempotency import Command, operator_command, service_command
 from infra.projected import projected
-from infra.views import ledger_entry, player_view, wallet_view
+from infra.views import ledger_entry_view, player_view, wallet_view
 from infra.views_rounds import round_view
-from projections import dealer_points, game_history, open_rounds
+from projections import dealer_points, game_history, ledger, open_rounds
 
 router = APIRouter(prefix="/v1/players", tags=["players and wallets"])
 LEDGER_LIMIT_MAX = 500
@@ -113,19 +113,10 @@ def get_ledger(
     limit: int = Query(default=100, ge=1, le=LEDGER_LIMIT_MAX),
     after: int = Query(default=0, ge=0, le=VERSION_MAX, description="entry_id to continue after"),
 ) -> dict[str, Any]:
-    app = app_of(request)
-    account = player_account(player_id)
-    entries: list[dict[str, Any]] = []
-    cursor = after
-    while len(entries) < limit:
-        events = app.wallet_events(player_id, mode, cursor, LEDGER_LIMIT_MAX)
-        if not events:
-            break
-        cursor = events[-1].originator_version
-        for event in events:
-            entry = ledger_entry(event, account)
-            if entry is not None and len(entries) < limit:
-                entries.append(entry)
+    app_of(request).wallet(player_id, mode)  # Refuse unknown players first.
+    with projected(request) as cursor:
+        found = ledger.entries(cursor, player_id, mode, after, limit)
+    entries = [ledger_entry_view(entry) for entry in found]
     next_after = entries[-1]["entry_id"] if len(entries) == limit else None
     return {"player_id": player_id, "mode": mode, "entries": entries, "next_after": next_after}
 

@@ -10,8 +10,10 @@ from pydantic import Field, model_validator
 
 from infra.auth import READ
 from infra.idempotency import Command, service_command
+from infra.projected import projected
 from infra.routes_players import Body, app_of, cents_of
 from infra.views_rounds import audit_view, round_view
+from projections import round_trail
 
 router = APIRouter(tags=["rounds"])
 ShoeField = Field(
@@ -87,9 +89,10 @@ def get_round(round_id: str, request: Request) -> dict[str, Any]:
 
 @router.get("/v1/rounds/{round_id}/audit", dependencies=[Depends(READ)])
 def get_audit(round_id: str, request: Request) -> dict[str, Any]:
-    app = app_of(request)
-    round_ = app.round(round_id)
-    return audit_view(round_, list(app.events.get(round_.id)))
+    round_ = app_of(request).round(round_id)
+    with projected(request) as cursor:
+        trail = round_trail.trail(cursor, str(round_.id))
+    return audit_view(round_, trail)
 
 
 # Blackjack (RULES.md 3).

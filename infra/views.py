@@ -4,17 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain import wallet as wallet_topics
 from domain.money import format_cents
 from domain.player import Player
 from domain.wallet import Wallet
-
-LEDGER_KINDS = {
-    wallet_topics.DEPOSITED: "deposit",
-    wallet_topics.WITHDRAWN: "withdrawal",
-    wallet_topics.ROUND_SETTLED: "round_result",
-    wallet_topics.COMMISSION_CHARGED: "commission",
-}
 
 
 def player_view(player: Player) -> dict[str, Any]:
@@ -40,18 +32,14 @@ def wallet_view(wallet: Wallet) -> dict[str, Any]:
     }
 
 
-def ledger_entry(event: Any, account: str) -> dict[str, Any] | None:
-    """A wallet event as a ledger line, or None for events that move no money."""
-    kind = LEDGER_KINDS.get(wallet_topics.topic_of(event))
-    if kind is None:
-        return None
-    own = sum(cents for posted_to, cents in event.postings if posted_to == account)
+def ledger_entry_view(entry: dict[str, Any]) -> dict[str, Any]:
+    """A ledger read-model row as API.md shows it."""
     return {
-        "entry_id": str(event.originator_version),
-        "at": event.timestamp.isoformat(),
-        "kind": kind,
-        "amount": format_cents(own),
-        "balance_after": format_cents(event.balance_after_cents),
-        "round_id": getattr(event, "round_id", None),
-        "transaction_id": getattr(event, "transaction_id", None),
+        "entry_id": str(entry["entry_id"]),
+        "at": entry["at"],
+        "kind": entry["kind"],
+        "amount": format_cents(entry["amount_cents"]),
+        "balance_after": format_cents(entry["balance_after_cents"]),
+        "round_id": entry["round_id"],
+        "transaction_id": entry["transaction_id"],
     }

@@ -11,8 +11,6 @@ from domain.blackjack_round import BlackjackRound
 from domain.money import format_cents
 from infra.views_blackjack import blackjack_round_view
 
-# Event fields that are bookkeeping, not the event's own data.
-EVENT_ENVELOPE = ("originator_id", "originator_version", "timestamp", "originator_topic")
 # Hidden until the round is over: the seed and a chosen shoe reveal every card to come,
 # and the blackjack hole card stays face down while the round is in play (RULES.md 3).
 SECRET_FIELDS = ("seed", "shoe_prefix", "hole_card")
@@ -79,24 +77,27 @@ def _nets(round_: BaccaratRound) -> dict[str, str]:
     return nets
 
 
-def audit_view(round_: Any, events: list[Any]) -> dict[str, Any]:
-    """Every event of the round in order; secrets stay hidden while it is open."""
+def audit_view(round_: Any, trail: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every event of the round in log order, the wallets' holds, settlements and
+    charges for it included; secrets stay hidden while it is not over."""
     hide = round_.status not in FINISHED
     return {
         "round_id": str(round_.id),
         "status": round_.status,
-        "events": [_event_view(event, hide) for event in events],
+        "events": [_event_view(event, hide) for event in trail],
     }
 
 
-def _event_view(event: Any, hide_secrets: bool) -> dict[str, Any]:
-    data = {k: v for k, v in vars(event).items() if k not in EVENT_ENVELOPE}
+def _event_view(event: dict[str, Any], hide_secrets: bool) -> dict[str, Any]:
+    data = event["data"]
     if hide_secrets:
         data = {k: (None if k in SECRET_FIELDS else v) for k, v in data.items()}
     return {
-        "position": event.originator_version,
-        "at": event.timestamp.isoformat(),
-        "type": type(event).TOPIC.rsplit(".", 1)[-1],
-        "topic": type(event).TOPIC,
+        "position": event["position"],
+        "aggregate_id": event["aggregate_id"],
+        "version": event["version"],
+        "at": event["at"],
+        "type": event["topic"].rsplit(".", 1)[-1],
+        "topic": event["topic"],
         "data": data,
     }

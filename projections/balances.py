@@ -5,10 +5,11 @@ Fed by the postings that wallet events carry; see domain/wallet.py.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 from domain import wallet
-from projections.base import Cursor, rows
+from projections.base import Cursor, add_to_rows, insert_rows, rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS wallet_index (
@@ -35,69 +36,70 @@ TABLES = ("wallet_index", "account_balances", "wallet_balances")
 _HOLD_SIGNS = {wallet.FUNDS_HELD: 1, wallet.HOLD_RELEASED: -1}
 
 
-def apply(cursor: Cursor, event: Any) -> None:
-    topic = wallet.topic_of(event)
-    if topic == wallet.OPENED:
-        _open_wallet(cursor, event)
-        return
-    if not topic.startswith(wallet.WALLET + "."):
-        return
-    player_id, mode = wallet_owner(cursor, str(event.originator_id))
-    postings = getattr(event, "postings", None)
-    if postings:
-        _post(cursor, mode, postings)
-    if topic in _HOLD_SIGNS:
-        _change_held(cursor, player_id, mode, _HOLD_SIGNS[topic] * event.amount_cents)
-    if topic == wallet.ROUND_SETTLED:
-        _release_round_hold(cursor, player_id, mode, event)
+class Owners:
+    """Whose each wallet is, by wallet id. A wallet never changes owner, so what is
+    read once stays true: kept in memory across batches."""
 
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[str, str]] = {}
+        self.cursor: Cursor | None = None  # The batch's, for wallets opened before it.
 
-def wallet_owner(cursor: Cursor, wallet_id: str) -> tuple[str, str]:
-    cursor.execute("SELECT player_id, mode FROM wallet_index WHERE wallet_id = ?", (wallet_id,))
-    row = cursor.fetchone()
-    assert row is not None, f"wallet {wallet_id} has events but was never opened"
-    return str(row[0]), str(row[1])
+    def opened(self, event: Any) -> None:
+        self._known[str(event.originator_id)] = (event.player_id, event.mode)
 
-
-def _open_wallet(cursor: Cursor, event: Any) -> None:
-    cursor.execute(
-        "INSERT INTO wallet_index (wallet_id, player_id, mode) VALUES (?, ?, ?)",
-        (str(event.originator_id), event.player_id, event.mode),
-    )
-    cursor.execute(
-        "INSERT INTO wallet_balances (player_id, mode, balance_cents, held_cents)"
-        " VALUES (?, ?, 0, 0)",
-        (event.player_id, event.mode),
-    )
-
-
-def _post(cursor: Cursor, mode: str, postings: list[list[Any]]) -> None:
-    for account, cents in postings:
-        cursor.execute(
-            "INSERT INTO account_balances (mode, account, balance_cents) VALUES (?, ?, ?)"
-            " ON CONFLICT (mode, account)"
-            " DO UPDATE SET"
-            " balance_cents = account_balances.balance_cents + excluded.balance_cents",
-            (mode, account, cents),
-        )
-        if account.startswith("player:"):
-            cursor.execute(
-                "UPDATE wallet_balances SET balance_cents = balance_cents + ?"
-                " WHERE player_id = ? AND mode = ?",
-                (cents, account.removeprefix("player:"), mode),
+    def of(self, event: Any) -> tuple[str, str]:
+        """(player_id, mode) of the wallet that recorded the event."""
+        wallet_id = str(event.originator_id)
+        if wallet_id not in self._known:
+            assert self.cursor is not None
+            self.cursor.execute(
+                "SELECT player_id, mode FROM wallet_index WHERE wallet_id = ?", (wallet_id,)
             )
+            row = self.cursor.fetchone()
+            assert row is not None, f"wallet {wallet_id} has events but was never opened"
+            self._known[wallet_id] = (str(row[0]), str(row[1]))
+        return self._known[wallet_id]
 
 
-def _change_held(cursor: Cursor, player_id: str, mode: str, cents: int) -> None:
-    cursor.execute(
-        "UPDATE wallet_balances SET held_cents = held_cents + ? WHERE player_id = ? AND mode = ?",
-        (cents, player_id, mode),
-    )
+class Balances:
+    def __init__(self, owners: Owners) -> None:
+        self.owners = owners
+        self.opened: list[tuple[str, str, str]] = []
+        self.accounts: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0])
+        self.wallets: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0, 0])
 
+    def apply(self, event: Any, position: int) -> None:
+        topic = wallet.topic_of(event)
+        if topic == wallet.OPENED:
+            self.owners.opened(event)
+            self.opened.append((str(event.originator_id), event.player_id, event.mode))
+            self.wallets[(event.player_id, event.mode)][0] += 0  # The row, at zero.
+            return
+        if not topic.startswith(wallet.WALLET + "."):
+            return
+        player_id, mode = self.owners.of(event)
+        for account, cents in getattr(event, "postings", None) or ():
+            self.accounts[(mode, account)][0] += cents
+            if account.startswith("player:"):
+                self.wallets[(account.removeprefix("player:"), mode)][0] += cents
+        if topic in _HOLD_SIGNS:
+            self.wallets[(player_id, mode)][1] += _HOLD_SIGNS[topic] * event.amount_cents
+        elif topic == wallet.ROUND_SETTLED:
+            # The settled round's whole hold goes; the event says how much was held then.
+            self.wallets[(player_id, mode)][1] -= event.released_cents
 
-def _release_round_hold(cursor: Cursor, player_id: str, mode: str, event: Any) -> None:
-    # The settled round's whole hold goes; the event says how much was held at that point.
-    _change_held(cursor, player_id, mode, -event.released_cents)
+    def flush(self, cursor: Cursor) -> None:
+        insert_rows(cursor, "wallet_index", ("wallet_id", "player_id", "mode"), self.opened)
+        add_to_rows(
+            cursor, "account_balances", ("mode", "account"), ("balance_cents",), self.accounts
+        )
+        add_to_rows(
+            cursor,
+            "wallet_balances",
+            ("player_id", "mode"),
+            ("balance_cents", "held_cents"),
+            self.wallets,
+        )
 
 
 def trial_balance(cursor: Cursor, mode: str) -> list[tuple[str, int]]:

@@ -1,18 +1,25 @@
-"""What a read model needs from a database: short transactions and `?` placeholders.
+"""What a read model needs from a database: short transactions and `?` placeholders,
+plus the few bulk writes every read model makes.
 
 The infra layer provides it for SQLite and PostgreSQL; read models stay free of
-any driver.
+any driver. Read models gather a batch's changes in memory and write them with a
+handful of multi-row statements, so a batch of events costs a few round trips,
+not several per event.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
+
+ROWS_PER_STATEMENT = 500  # Well under both stores' limits on parameters per statement.
 
 
 class Cursor(Protocol):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None: ...
+
+    def executemany(self, sql: str, params: Iterable[Sequence[Any]]) -> None: ...
 
     def fetchone(self) -> Sequence[Any] | None: ...
 
@@ -33,6 +40,54 @@ class Database(Protocol):
     def close(self) -> None: ...
 
 
+class View(Protocol):
+    """One read model's share of a batch: `apply` each event in order, then `flush`."""
+
+    def apply(self, event: Any, position: int) -> None: ...
+
+    def flush(self, cursor: Cursor) -> None: ...
+
+
 def rows(cursor: Cursor, sql: str, params: Sequence[Any] = ()) -> Iterator[Sequence[Any]]:
     cursor.execute(sql, params)
     yield from cursor.fetchall()
+
+
+def insert_rows(
+    cursor: Cursor,
+    table: str,
+    columns: Sequence[str],
+    values: Sequence[Sequence[Any]],
+    on_conflict: str = "",
+) -> None:
+    """INSERT many rows, a few hundred per statement."""
+    row = "(" + ", ".join("?" * len(columns)) + ")"
+    for start in range(0, len(values), ROWS_PER_STATEMENT):
+        chunk = values[start : start + ROWS_PER_STATEMENT]
+        cursor.execute(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([row] * len(chunk))}"
+            f" {on_conflict}",
+            [value for one in chunk for value in one],
+        )
+
+
+def add_to_rows(
+    cursor: Cursor,
+    table: str,
+    keys: Sequence[str],
+    amounts: Sequence[str],
+    sums: dict[tuple[Any, ...], list[int]],
+) -> None:
+    """Add amounts to rows found by key, making the rows that do not exist yet.
+
+    `sums` maps each key to what to add to the `amounts` columns, in order. It is
+    gathered in memory first, so each key appears once per statement.
+    """
+    additions = ", ".join(f"{c} = {table}.{c} + excluded.{c}" for c in amounts)
+    insert_rows(
+        cursor,
+        table,
+        [*keys, *amounts],
+        [(*key, *values) for key, values in sums.items()],
+        f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {additions}",
+    )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 from domain import wallet
-from projections.balances import wallet_owner
-from projections.base import Cursor, rows
+from projections.balances import Owners
+from projections.base import Cursor, add_to_rows, rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS commission_daily (
@@ -20,17 +21,23 @@ CREATE TABLE IF NOT EXISTS commission_daily (
 TABLES = ("commission_daily",)
 
 
-def apply(cursor: Cursor, event: Any) -> None:
-    if wallet.topic_of(event) != wallet.COMMISSION_CHARGED:
-        return
-    _, mode = wallet_owner(cursor, str(event.originator_id))
-    cursor.execute(
-        "INSERT INTO commission_daily (mode, day, commission_cents, rounds) VALUES (?, ?, ?, 1)"
-        " ON CONFLICT (mode, day) DO UPDATE SET"
-        " commission_cents = commission_daily.commission_cents + excluded.commission_cents,"
-        " rounds = commission_daily.rounds + 1",
-        (mode, event.timestamp.date().isoformat(), event.commission_cents),
-    )
+class Commission:
+    def __init__(self, owners: Owners) -> None:
+        self.owners = owners
+        self.days: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0, 0])
+
+    def apply(self, event: Any, position: int) -> None:
+        if wallet.topic_of(event) != wallet.COMMISSION_CHARGED:
+            return
+        _, mode = self.owners.of(event)
+        day = self.days[(mode, event.timestamp.date().isoformat())]
+        day[0] += event.commission_cents
+        day[1] += 1
+
+    def flush(self, cursor: Cursor) -> None:
+        add_to_rows(
+            cursor, "commission_daily", ("mode", "day"), ("commission_cents", "rounds"), self.days
+        )
 
 
 def per_day(cursor: Cursor, mode: str, first_day: str, last_day: str) -> list[tuple[str, int, int]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from domain import wallet
-from projections.balances import wallet_owner
-from projections.base import Cursor, rows
+from projections.balances import Owners
+from projections.base import Cursor, insert_rows, rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS dealer_point_entries (
@@ -24,29 +24,27 @@ CREATE INDEX IF NOT EXISTS dealer_point_entries_by_player
     ON dealer_point_entries (player_id, mode, position);
 """
 TABLES = ("dealer_point_entries",)
+COLUMNS = ("position", "player_id", "mode", "at", "round_id", "change", "role", "reason",
+           "points_after")  # fmt: skip
 ENTRIES_MAX = 1000
 
 
-def apply(cursor: Cursor, event: Any, position: int) -> None:
-    if wallet.topic_of(event) != wallet.POINTS_CHANGED:
-        return
-    player_id, mode = wallet_owner(cursor, str(event.originator_id))
-    cursor.execute(
-        "INSERT INTO dealer_point_entries"
-        " (position, player_id, mode, at, round_id, change, role, reason, points_after)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            position,
-            player_id,
-            mode,
-            event.timestamp.isoformat(),
-            event.round_id,
-            event.change,
-            event.role,
-            event.reason,
-            event.points_after,
-        ),
-    )
+class DealerPoints:
+    def __init__(self, owners: Owners) -> None:
+        self.owners = owners
+        self.entries: list[tuple[Any, ...]] = []
+
+    def apply(self, event: Any, position: int) -> None:
+        if wallet.topic_of(event) != wallet.POINTS_CHANGED:
+            return
+        player_id, mode = self.owners.of(event)
+        self.entries.append(
+            (position, player_id, mode, event.timestamp.isoformat(), event.round_id,
+             event.change, event.role, event.reason, event.points_after)
+        )  # fmt: skip
+
+    def flush(self, cursor: Cursor) -> None:
+        insert_rows(cursor, "dealer_point_entries", COLUMNS, self.entries)
 
 
 def entries(cursor: Cursor, player_id: str, mode: str) -> list[dict[str, Any]]:

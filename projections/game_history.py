@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from domain import wallet
-from projections.balances import wallet_owner
-from projections.base import Cursor, rows
+from projections.balances import Owners
+from projections.base import Cursor, insert_rows, rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS round_results (
@@ -30,26 +30,46 @@ TABLES = ("round_results",)
 ROUNDS_MAX = 100
 
 
-def apply(cursor: Cursor, event: Any, position: int) -> None:
-    topic = wallet.topic_of(event)
-    if topic == wallet.ROUND_SETTLED:
-        player_id, mode = wallet_owner(cursor, str(event.originator_id))
-        after = event.balance_after_cents
-        cursor.execute(
-            "INSERT INTO round_results (position, player_id, mode, round_id, at, net_cents,"
-            " commission_cents, balance_before_cents, balance_after_cents)"
-            " VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
-            (position, player_id, mode, event.round_id, event.timestamp.isoformat(),
-             event.net_cents, after - event.net_cents, after),
-        )  # fmt: skip
-    elif topic == wallet.COMMISSION_CHARGED:
-        player_id, mode = wallet_owner(cursor, str(event.originator_id))
-        cursor.execute(
-            "UPDATE round_results SET net_cents = net_cents - ?, commission_cents = ?,"
-            " balance_after_cents = ? WHERE player_id = ? AND mode = ? AND round_id = ?",
-            (event.commission_cents, event.commission_cents, event.balance_after_cents,
-             player_id, mode, event.round_id),
-        )  # fmt: skip
+COLUMNS = ("position", "player_id", "mode", "round_id", "at", "net_cents", "commission_cents",
+           "balance_before_cents", "balance_after_cents")  # fmt: skip
+
+
+class GameHistory:
+    def __init__(self, owners: Owners) -> None:
+        self.owners = owners
+        self.results: dict[tuple[str, str, str], list[Any]] = {}  # By player, mode, round.
+        self.later_commissions: list[tuple[Any, ...]] = []
+
+    def apply(self, event: Any, position: int) -> None:
+        topic = wallet.topic_of(event)
+        if topic == wallet.ROUND_SETTLED:
+            player_id, mode = self.owners.of(event)
+            after = event.balance_after_cents
+            self.results[(player_id, mode, event.round_id)] = [
+                position, player_id, mode, event.round_id, event.timestamp.isoformat(),
+                event.net_cents, 0, after - event.net_cents, after,
+            ]  # fmt: skip
+        elif topic == wallet.COMMISSION_CHARGED:
+            self._charge(event, *self.owners.of(event))
+
+    def _charge(self, event: Any, player_id: str, mode: str) -> None:
+        cents, after = event.commission_cents, event.balance_after_cents
+        result = self.results.get((player_id, mode, event.round_id))
+        if result is None:  # Settled in an earlier batch.
+            self.later_commissions.append((cents, cents, after, player_id, mode, event.round_id))
+        else:
+            result[5] -= cents
+            result[6] = cents
+            result[8] = after
+
+    def flush(self, cursor: Cursor) -> None:
+        insert_rows(cursor, "round_results", COLUMNS, list(self.results.values()))
+        if self.later_commissions:
+            cursor.executemany(
+                "UPDATE round_results SET net_cents = net_cents - ?, commission_cents = ?,"
+                " balance_after_cents = ? WHERE player_id = ? AND mode = ? AND round_id = ?",
+                self.later_commissions,
+            )
 
 
 def recent(cursor: Cursor, player_id: str, mode: str, limit: int) -> list[dict[str, Any]]:

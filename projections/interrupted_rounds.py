@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain import blackjack_round as topics
-from projections.base import Cursor, rows
+from projections.base import Cursor, insert_rows, rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS interrupted_rounds (
@@ -21,17 +21,28 @@ TABLES = ("interrupted_rounds",)
 _ENDED = (topics.RESUMED, topics.SETTLED)
 
 
-def apply(cursor: Cursor, event: Any) -> None:
-    topic = str(getattr(type(event), "TOPIC", ""))
-    round_id = str(event.originator_id)
-    if topic == topics.INTERRUPTED:
-        cursor.execute(
-            "INSERT INTO interrupted_rounds (round_id, interrupted_at) VALUES (?, ?)"
-            " ON CONFLICT (round_id) DO UPDATE SET interrupted_at = excluded.interrupted_at",
-            (round_id, event.timestamp.isoformat()),
+class InterruptedRounds:
+    def __init__(self) -> None:
+        self.latest: dict[str, str | None] = {}  # Interrupted at, or None once over.
+
+    def apply(self, event: Any, position: int) -> None:
+        topic = str(getattr(type(event), "TOPIC", ""))
+        if topic == topics.INTERRUPTED:
+            self.latest[str(event.originator_id)] = event.timestamp.isoformat()
+        elif topic in _ENDED:
+            self.latest[str(event.originator_id)] = None
+
+    def flush(self, cursor: Cursor) -> None:
+        if self.latest:
+            cursor.executemany(
+                "DELETE FROM interrupted_rounds WHERE round_id = ?", [(r,) for r in self.latest]
+            )
+        insert_rows(
+            cursor,
+            "interrupted_rounds",
+            ("round_id", "interrupted_at"),
+            [(round_id, at) for round_id, at in self.latest.items() if at is not None],
         )
-    elif topic in _ENDED:
-        cursor.execute("DELETE FROM interrupted_rounds WHERE round_id = ?", (round_id,))
 
 
 def interrupted_since(cursor: Cursor, cutoff_iso: str) -> list[str]:

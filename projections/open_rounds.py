@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from domain import baccarat_round, blackjack_round
-from projections.base import Cursor, rows
+from projections.base import Cursor, insert_rows, rows
+from projections.round_trail import ENDED, ROUNDS
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS open_rounds (
@@ -17,36 +18,48 @@ CREATE TABLE IF NOT EXISTS open_rounds (
 );
 """
 TABLES = ("open_rounds",)
-ROUNDS = (baccarat_round.ROUND + ".", blackjack_round.ROUND + ".")
 OPENED = (baccarat_round.OPENED, blackjack_round.OPENED)
-ENDED = (
-    baccarat_round.SETTLED,
-    baccarat_round.VOIDED,
-    blackjack_round.SETTLED,
-    blackjack_round.VOIDED,
-)
 
 
-def apply(cursor: Cursor, event: Any) -> None:
-    topic = str(getattr(type(event), "TOPIC", ""))
-    if not topic.startswith(ROUNDS):
-        return
-    round_id = str(event.originator_id)
-    if topic in ENDED:
-        cursor.execute("DELETE FROM open_rounds WHERE round_id = ?", (round_id,))
-        return
-    if topic in OPENED:
-        dealer_id = getattr(event, "dealer_id", None)  # P2P baccarat only
-        cursor.execute(
-            "INSERT INTO open_rounds (round_id, player_id, dealer_id, last_action_at)"
-            " VALUES (?, ?, ?, ?)",
-            (round_id, event.player_id, dealer_id, event.timestamp.isoformat()),
+class OpenRounds:
+    def __init__(self) -> None:
+        self.opened: dict[str, list[Any]] = {}  # Rows of rounds opened in this batch.
+        self.touched: dict[str, str] = {}  # Last action of rounds opened before it.
+        self.ended: set[str] = set()
+
+    def apply(self, event: Any, position: int) -> None:
+        topic = str(getattr(type(event), "TOPIC", ""))
+        if not topic.startswith(ROUNDS):
+            return
+        round_id, at = str(event.originator_id), event.timestamp.isoformat()
+        if topic in ENDED:
+            self.ended.add(round_id)
+            self.opened.pop(round_id, None)
+            self.touched.pop(round_id, None)
+        elif topic in OPENED:
+            dealer_id = getattr(event, "dealer_id", None)  # P2P baccarat only
+            self.opened[round_id] = [round_id, event.player_id, dealer_id, at]
+        elif round_id in self.opened:
+            self.opened[round_id][3] = at
+        else:
+            self.touched[round_id] = at
+
+    def flush(self, cursor: Cursor) -> None:
+        if self.ended:
+            cursor.executemany(
+                "DELETE FROM open_rounds WHERE round_id = ?", [(r,) for r in self.ended]
+            )
+        insert_rows(
+            cursor,
+            "open_rounds",
+            ("round_id", "player_id", "dealer_id", "last_action_at"),
+            list(self.opened.values()),
         )
-        return
-    cursor.execute(
-        "UPDATE open_rounds SET last_action_at = ? WHERE round_id = ?",
-        (event.timestamp.isoformat(), round_id),
-    )
+        if self.touched:
+            cursor.executemany(
+                "UPDATE open_rounds SET last_action_at = ? WHERE round_id = ?",
+                [(at, round_id) for round_id, at in self.touched.items()],
+            )
 
 
 def idle_since(cursor: Cursor, cutoff_iso: str) -> list[str]:

@@ -2,110 +2,144 @@
 
 Each batch of events and the new tracking position commit in one transaction
 under the read models' write lock, so a crash mid-batch replays the batch and
-two projectors never apply the same event twice. Readers call `catch_up()`
-before they query, so an answer always includes every acknowledged command.
+two projectors never apply the same event twice. A batch's changes are gathered
+in memory and written with a few multi-row statements per read model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from projections import (
     balances,
     commission,
     dealer_points,
-    event_chain,
     game_history,
     interrupted_rounds,
+    ledger,
     open_rounds,
+    round_trail,
 )
-from projections.base import Cursor, Database
+from projections.base import Cursor, Database, View
 
 NAME = "read_models"
-BATCH_SIZE = 500
+BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (
     projection TEXT PRIMARY KEY,
     position BIGINT NOT NULL
 );
 """
-# The read models a rebuild empties. The event chain is not among them: it is evidence.
-TABLES = (
-    balances.TABLES
-    + dealer_points.TABLES
-    + commission.TABLES
-    + game_history.TABLES
-    + open_rounds.TABLES
-    + interrupted_rounds.TABLES
+READ_MODELS = (
+    balances,
+    ledger,
+    dealer_points,
+    commission,
+    game_history,
+    round_trail,
+    open_rounds,
+    interrupted_rounds,
 )
+# The tables a rebuild empties. The event chain is not among them: it is evidence.
+TABLES = tuple(table for model in READ_MODELS for table in model.TABLES)
 
 
 def all_schemas() -> str:
-    return (
-        SCHEMA
-        + balances.SCHEMA
-        + dealer_points.SCHEMA
-        + commission.SCHEMA
-        + event_chain.SCHEMA
-        + game_history.SCHEMA
-        + open_rounds.SCHEMA
-        + interrupted_rounds.SCHEMA
-    )
+    return SCHEMA + "".join(model.SCHEMA for model in READ_MODELS)
 
 
 class Projector:
-    def __init__(self, database: Database, recorder: Any, to_event: Callable[[Any], Any]) -> None:
+    def __init__(
+        self,
+        database: Database,
+        recorder: Any,
+        to_event: Callable[[Any], Any],
+        batch_size: int = BATCH_SIZE,
+    ) -> None:
         self.database = database
         self.recorder = recorder
         self.to_event = to_event
+        self.batch_size = batch_size
+        self.owners = balances.Owners()
 
-    def catch_up(self) -> int:
-        """Apply every event not yet applied; return how many were applied."""
-        if self.position() >= (self.recorder.max_notification_id() or 0):
+    def head(self) -> int:
+        """The position of the newest event in the log."""
+        return int(self.recorder.max_notification_id() or 0)
+
+    def position(self) -> int:
+        """The position of the newest event the read models include."""
+        with self.database.read() as cursor:
+            return _position(cursor)
+
+    def catch_up(self, up_to: int | None = None) -> int:
+        """Apply every event not yet applied (up to a position); return how many."""
+        target = self.head() if up_to is None else up_to
+        if self.position() >= target:
             return 0  # Up to date: two reads, and no write lock taken from the writers.
         applied = 0
-        while batch := self._apply_next_batch():
+        while batch := self.apply_next_batch(target):
             applied += batch
         return applied
 
-    def _apply_next_batch(self) -> int:
+    def apply_next_batch(self, up_to: int | None = None) -> int:
         with self.database.write() as cursor:
-            position = _position(cursor)
             notifications = self.recorder.select_notifications(
-                start=position, limit=BATCH_SIZE, inclusive_of_start=False
+                start=_position(cursor),
+                limit=self.batch_size,
+                stop=up_to,
+                inclusive_of_start=False,
             )
-            for notification in notifications:
-                event_chain.apply(cursor, notification)
-                self._apply(cursor, self.to_event(notification), notification.id)
-            if notifications:
-                _set_position(cursor, notifications[-1].id)
-            return len(notifications)
+            return self.apply(cursor, notifications)
 
-    def _apply(self, cursor: Cursor, event: Any, position: int) -> None:
-        balances.apply(cursor, event)
-        dealer_points.apply(cursor, event, position)
-        commission.apply(cursor, event)
-        game_history.apply(cursor, event, position)
-        open_rounds.apply(cursor, event)
-        interrupted_rounds.apply(cursor, event)
+    def apply(self, cursor: Cursor, notifications: Sequence[Any]) -> int:
+        """Apply the notifications not applied yet, in one transaction with the new
+        position; those at or before the position are skipped (exactly once)."""
+        position = _position(cursor)
+        fresh = [n for n in notifications if n.id > position]
+        if not fresh:
+            return 0
+        self.owners.cursor = cursor
+        views = self._views()
+        for notification in fresh:
+            event = self.to_event(notification)
+            for view in views:
+                view.apply(event, notification.id)
+        for view in views:
+            view.flush(cursor)
+        _set_position(cursor, fresh[-1].id)
+        self.owners.cursor = None
+        return len(fresh)
+
+    def _views(self) -> list[View]:
+        owners = self.owners
+        return [
+            balances.Balances(owners),
+            ledger.Ledger(owners),
+            dealer_points.DealerPoints(owners),
+            commission.Commission(owners),
+            game_history.GameHistory(owners),
+            round_trail.RoundTrail(),
+            open_rounds.OpenRounds(),
+            interrupted_rounds.InterruptedRounds(),
+        ]
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
-        """Empty every read model and apply the whole event log again."""
+        """Empty every read model and apply the whole event log again, in place."""
         with self.database.write() as cursor:
-            for table in TABLES:
-                cursor.execute(f"DELETE FROM {table}")
-            _set_position(cursor, 0)
+            empty(cursor)
         applied = 0
-        while batch := self._apply_next_batch():
+        while batch := self.apply_next_batch():
             applied += batch
             if progress is not None:
                 progress(batch)
         return applied
 
-    def position(self) -> int:
-        with self.database.read() as cursor:
-            return _position(cursor)
+
+def empty(cursor: Cursor) -> None:
+    for table in TABLES:
+        cursor.execute(f"DELETE FROM {table}")
+    _set_position(cursor, 0)
 
 
 def _position(cursor: Cursor) -> int:

@@ -230,7 +230,8 @@ def test_after_the_resume_window_the_system_finishes_with_the_house_defaults(
         (1, "stand", "system"),
         (2, "stand", "system"),
     ]
-    assert audit_of(api, round_id)[-1]["data"]["seed"] is not None
+    settled = [e for e in audit_of(api, round_id) if e["topic"] == "casino:BlackjackRound.Settled"]
+    assert settled[0]["data"]["seed"] is not None
     wallet = api.wallet("alice")
     assert (wallet["balance"], wallet["held"]) == ("515.00", "0.00")
     ledger = api.get("/v1/players/alice/ledger?mode=real").json()["entries"]

@@ -111,12 +111,19 @@ def test_the_audit_lists_every_bet_card_draw_payout_and_the_settlement(
     bet(api, round_id, "banker", "10.00")
     bet(api, round_id, "tie", "1.00")
     deal(api, round_id)
-    events = api.get(f"/v1/rounds/{round_id}/audit").json()["events"]
-    assert [e["type"] for e in events] == [
-        "Opened", "BetPlaced", "BetPlaced", "CardDealt", "CardDealt", "CardDealt", "CardDealt",
-        "ThirdCardDrawn", "ThirdCardDrawn", "PayoutMade", "PayoutMade", "Settled",
+    trail = api.get(f"/v1/rounds/{round_id}/audit").json()["events"]
+    assert [e["type"] for e in trail] == [
+        "Opened", "BetPlaced", "FundsHeld", "BetPlaced", "FundsHeld",
+        "CardDealt", "CardDealt", "CardDealt", "CardDealt", "ThirdCardDrawn", "ThirdCardDrawn",
+        "PayoutMade", "PayoutMade", "Settled", "RoundSettled", "PointsChanged",
     ]  # fmt: skip
-    assert [e["position"] for e in events] == list(range(1, 13))
+    positions = [e["position"] for e in trail]
+    assert positions == sorted(positions) and len(set(positions)) == len(positions)
+    events = [e for e in trail if e["aggregate_id"] == round_id]  # The round's own.
+    assert [e["version"] for e in events] == list(range(1, 13))
+    wallet = [e for e in trail if e["aggregate_id"] != round_id]
+    assert [e["data"]["amount_cents"] for e in wallet[:2]] == [1000, 100]
+    assert wallet[-2]["data"]["net_cents"] == -1100  # the player hand won: both stakes lost
     assert events[0]["data"]["seed"] is not None  # revealed once settled
     assert [e["data"]["position"] for e in events[3:9]] == [0, 1, 2, 3, 4, 5]
 
@@ -152,7 +159,8 @@ def test_stakes_are_whole_dollars_of_chips(api: Api, store: Store, alice: str, a
 def test_a_stake_is_recorded_as_the_fewest_chips(api: Api, store: Store, alice: str) -> None:
     round_id = open_round(api)["round_id"]
     bet(api, round_id, "player", "136.00")
-    placed = [e for e in api.get(f"/v1/rounds/{round_id}/audit").json()["events"]][-1]
+    trail = api.get(f"/v1/rounds/{round_id}/audit").json()["events"]
+    placed = next(e for e in trail if e["type"] == "BetPlaced")
     assert placed["data"]["chips"] == [100, 25, 5, 5, 1]
 
 

@@ -464,7 +464,11 @@ def test_the_hole_card_is_in_no_answer_while_the_round_is_in_play(api: Api, alic
 def test_the_audit_lists_every_bet_card_decision_draw_and_payout(api: Api, alice: str) -> None:
     round_ = dealt(api, ["Q", "6", "Q", "10", "9", "8", "K"])
     played(api, round_["round_id"], (1, 0, "split"), (1, 0, "stand"), (1, 1, "stand"))
-    events = api.get(f"/v1/rounds/{round_['round_id']}/audit").json()["events"]
+    trail = api.get(f"/v1/rounds/{round_['round_id']}/audit").json()["events"]
+    assert [e["type"] for e in trail if e["aggregate_id"] != round_["round_id"]] == [
+        "FundsHeld", "FundsHeld", "RoundSettled"  # the stake, the split's, the result
+    ]  # fmt: skip
+    events = [e for e in trail if e["aggregate_id"] == round_["round_id"]]
     assert [e["type"] for e in events] == [
         "Opened", "BetPlaced", "CardDealt", "CardDealt", "CardDealt", "HoleCardDealt",
         "PlayerActed", "PlayerActed", "PlayerActed", "DealerDrew", "PayoutMade", "Settled",

@@ -263,8 +263,16 @@ def test_every_p2p_event_is_recorded(api: Api, store: Store) -> None:
     round_id = confirm(api, table_id, PLAYER_WINS).json()["round_id"]
     bet(api, round_id, "player", "10.00")
     api.post(f"/v1/rounds/{round_id}/deal")
-    kinds = [e["type"] for e in api.get(f"/v1/rounds/{round_id}/audit").json()["events"]]
+    trail = api.get(f"/v1/rounds/{round_id}/audit").json()["events"]
+    kinds = [e["type"] for e in trail if e["aggregate_id"] == round_id]
     assert kinds[-3:] == ["PayoutMade", "CommissionCharged", "Settled"]
+    wallet_topics = sorted(e["topic"] for e in trail if e["aggregate_id"] != round_id)
+    assert wallet_topics == sorted(
+        ["casino:Wallet.FundsHeld"] * 2  # the player's stake and the dealer's worst case
+        + ["casino:Wallet.RoundSettled"] * 2
+        + ["casino:Wallet.CommissionCharged"]
+        + ["casino:Wallet.PointsChanged"] * 2
+    )
     topics = [type(e).TOPIC for e in every_store_event(store)]
     assert topics.count("casino:Wallet.CommissionCharged") == 1
     assert topics.count("casino:Wallet.PointsChanged") == 2 + 1  # round, plus dealer set-up

@@ -1,0 +1,82 @@
+"""Every event of a round in log order: the round's own events and the wallet events
+that hold, settle and charge for it (API.md, GET /v1/rounds/{id}/audit).
+
+What disconnect recovery and game-history review read. Secrets (the seed, the
+blackjack hole card) are stored as recorded; the route hides them while the
+round is not over.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from domain import baccarat_round, blackjack_round, wallet
+from projections.base import Cursor, insert_rows, rows
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS round_events (
+    round_id TEXT NOT NULL,
+    position BIGINT NOT NULL,
+    aggregate_id TEXT NOT NULL,
+    version BIGINT NOT NULL,
+    at TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (round_id, position)
+);
+"""
+TABLES = ("round_events",)
+COLUMNS = ("round_id", "position", "aggregate_id", "version", "at", "topic", "data")
+ENVELOPE = ("originator_id", "originator_version", "timestamp", "originator_topic")
+ROUNDS = (baccarat_round.ROUND + ".", blackjack_round.ROUND + ".")
+ENDED = (
+    baccarat_round.SETTLED,
+    baccarat_round.VOIDED,
+    blackjack_round.SETTLED,
+    blackjack_round.VOIDED,
+)
+
+
+def event_data(event: Any) -> dict[str, Any]:
+    """An event's own fields, without the envelope every event has."""
+    return {k: v for k, v in vars(event).items() if k not in ENVELOPE}
+
+
+class RoundTrail:
+    def __init__(self) -> None:
+        self.events: list[tuple[Any, ...]] = []
+
+    def apply(self, event: Any, position: int) -> None:
+        topic = wallet.topic_of(event)
+        if topic.startswith(ROUNDS):
+            round_id = str(event.originator_id)
+        elif topic.startswith(wallet.WALLET + ".") and getattr(event, "round_id", None):
+            round_id = event.round_id
+        else:
+            return
+        data = json.dumps(event_data(event), default=str, separators=(",", ":"))
+        self.events.append(
+            (round_id, position, str(event.originator_id), event.originator_version,
+             event.timestamp.isoformat(), topic, data)
+        )  # fmt: skip
+
+    def flush(self, cursor: Cursor) -> None:
+        insert_rows(cursor, "round_events", COLUMNS, self.events)
+
+
+def trail(cursor: Cursor, round_id: str) -> list[dict[str, Any]]:
+    """The round's events, oldest first, each with its data parsed."""
+    found = rows(
+        cursor,
+        f"SELECT {', '.join(COLUMNS[1:])} FROM round_events WHERE round_id = ? ORDER BY position",
+        (round_id,),
+    )
+    trail = [dict(zip(COLUMNS[1:], row, strict=True)) for row in found]
+    for event in trail:
+        event["data"] = json.loads(event["data"])
+    return trail
+
+
+def is_over(trail: list[dict[str, Any]]) -> bool:
+    return any(event["topic"] in ENDED for event in trail)
