@@ -63,6 +63,9 @@ class Outcome(Generic[T]):
     result: T | None  # None when the answer was replayed from an earlier receipt
     answer: dict[str, Any] | None
     replayed: bool
+    # The log position that includes the command: a read that waits for it sees the
+    # command's effects (for a replay, the log's head then, which is later still).
+    position: int = 0
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,8 @@ class CommandSeam(Application[UUID]):
             if receipt is not None:
                 earlier = self._earlier_answer(receipt)
                 if earlier is not None:
-                    return Outcome(result=None, answer=earlier, replayed=True)
+                    head = self.recorder.max_notification_id() or 0
+                    return Outcome(result=None, answer=earlier, replayed=True, position=head)
             unit = Unit(self)
             try:
                 result = command(unit)
@@ -182,7 +186,7 @@ class CommandSeam(Application[UUID]):
             if self._forget_stale(unit, [a for a in aggregates if not a.pending_events]):
                 continue
             try:
-                self.save(*aggregates)
+                recordings = self.save(*aggregates)
             except IntegrityError:
                 # Another command saved first: start again from fresh state.
                 self._forget(aggregates)
@@ -193,7 +197,8 @@ class CommandSeam(Application[UUID]):
                     raise  # Without a receipt we cannot tell whether the save landed.
                 _back_off(attempt)  # The receipt tells next time round whether it landed.
             else:
-                return Outcome(result=result, answer=answer, replayed=False)
+                position = max((r.notification.id for r in recordings), default=0)
+                return Outcome(result=result, answer=answer, replayed=False, position=position)
         raise ConcurrencyExhausted(
             "the command kept conflicting with concurrent commands; nothing was applied, "
             "retry it with the same Idempotency-Key"

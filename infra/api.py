@@ -15,7 +15,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from domain.errors import DomainError
-from infra import routes_p2p, routes_players, routes_reports, routes_rounds
+from infra import routes_health, routes_p2p, routes_players, routes_reports, routes_rounds
 from infra.config import Settings
 from infra.logs import get_logger
 from infra.problems import Problem, from_domain, from_problem, problem_response
@@ -37,9 +37,10 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         workers: list[PeriodicWorker] = []
+        if background and store.projector_inside:
+            workers.append(ProjectorWorker(store))
         if background:
             workers += [
-                ProjectorWorker(store.projector),
                 IdleRoundWorker(store, settings.idle_timeout_seconds),
                 AbandonedRoundWorker(store, settings.resume_window_seconds),
             ]
@@ -62,6 +63,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.include_router(routes_rounds.router)
     api.include_router(routes_p2p.router)
     api.include_router(routes_reports.router)
+    api.include_router(routes_health.router)
     _add_error_handlers(api)
     # The last added runs outermost: every request is logged, refused ones included.
     api.add_middleware(BodySizeLimit, limit=BODY_BYTES_MAX)

@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(default=5, ge=1, le=100)
     postgres_schema: str = Field(default="public", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # "inside": `casino serve` runs the projector and reads catch it up first; "separate":
+    # `casino projections run` does, and reads wait only for the `min_position` asked.
+    projector: Literal["inside", "separate"] = "inside"
+    read_wait_seconds: float = Field(default=5.0, gt=0, le=60)
     house_decks: int = Field(default=8, ge=1, le=8)
     house_tie_pays: int = Field(default=8, ge=1, le=100)
     house_stake_min: str = "1.00"

@@ -46,7 +46,11 @@ class SQLiteDatabase:
             connection.close()
 
     def read(self) -> Any:
+        # In WAL mode a read transaction sees one snapshot throughout: also `snapshot`.
         return self._transaction("BEGIN")
+
+    def snapshot(self) -> Any:
+        return self.read()
 
     def write(self) -> Any:
         # IMMEDIATE takes SQLite's write lock at once: one projector writer at a time.
@@ -87,6 +91,7 @@ class PostgresDatabase:
     dialect = "postgres"
 
     def __init__(self, conninfo: str, schema: str, pool_size: int) -> None:
+        self.conninfo = conninfo
         self.schema = schema
         self.pool = ConnectionPool(
             conninfo,
@@ -101,9 +106,11 @@ class PostgresDatabase:
         )
 
     @contextmanager
-    def _transaction(self, lock: bool) -> Iterator[Cursor]:
+    def _transaction(self, lock: bool, repeatable: bool = False) -> Iterator[Cursor]:
         with self.pool.connection() as connection, connection.transaction():
             cursor = _PostgresCursor(connection.cursor())
+            if repeatable:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             if lock:
                 cursor.execute("SELECT pg_advisory_xact_lock(?)", (PROJECTION_LOCK_KEY,))
             yield cursor
@@ -113,6 +120,9 @@ class PostgresDatabase:
 
     def write(self) -> Any:
         return self._transaction(lock=True)
+
+    def snapshot(self) -> Any:
+        return self._transaction(lock=False, repeatable=True)
 
     def script(self, sql: str) -> None:
         with self.pool.connection() as connection, connection.transaction():

@@ -21,6 +21,9 @@ from infra.auth import COMMAND, OPERATOR, Principal
 from infra.problems import Problem
 
 KEY_LENGTH_MAX = 128
+# Every command's answer names the log position that includes it; a read given that
+# position as `min_position` sees the command's effects (read-your-writes).
+POSITION_HEADER = "Casino-Position"
 LOGGED_BODY_IDS = ("player_id",)
 
 
@@ -41,7 +44,9 @@ class Command:
     @staticmethod
     def respond(outcome: Outcome[Any]) -> JSONResponse:
         assert outcome.answer is not None, "command routes always pass a receipt"
-        headers = {"Idempotent-Replayed": "true"} if outcome.replayed else None
+        headers = {POSITION_HEADER: str(outcome.position)}
+        if outcome.replayed:
+            headers["Idempotent-Replayed"] = "true"
         return JSONResponse(outcome.answer["body"], outcome.answer["status"], headers=headers)
 
 

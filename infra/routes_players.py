@@ -17,7 +17,7 @@ from domain.p2p_commands import Reconnection
 from domain.player import DISPLAY_NAME_LENGTH_MAX
 from infra.auth import READ
 from infra.idempotency import Command, operator_command, service_command
-from infra.projected import projected
+from infra.projected import min_position, projected
 from infra.views import ledger_entry_view, player_view, wallet_view
 from infra.views_rounds import round_view
 from projections import dealer_points, game_history, ledger, open_rounds
@@ -105,7 +105,7 @@ def get_wallet(player_id: str, mode: str, request: Request) -> dict[str, Any]:
     return wallet_view(app_of(request).wallet(player_id, mode))
 
 
-@router.get("/{player_id}/ledger", dependencies=[Depends(READ)])
+@router.get("/{player_id}/ledger", dependencies=[Depends(READ), Depends(min_position)])
 def get_ledger(
     player_id: str,
     request: Request,
@@ -121,7 +121,7 @@ def get_ledger(
     return {"player_id": player_id, "mode": mode, "entries": entries, "next_after": next_after}
 
 
-@router.get("/{player_id}/dealer-points", dependencies=[Depends(READ)])
+@router.get("/{player_id}/dealer-points", dependencies=[Depends(READ), Depends(min_position)])
 def get_dealer_points(
     player_id: str, request: Request, mode: Literal["real", "play"] = "real"
 ) -> dict[str, Any]:
@@ -152,7 +152,7 @@ def _movement_view(movement: Any) -> dict[str, Any]:
     return {"transaction_id": movement.transaction_id, "wallet": wallet_view(movement.wallet)}
 
 
-@router.get("/{player_id}/history", dependencies=[Depends(READ)])
+@router.get("/{player_id}/history", dependencies=[Depends(READ), Depends(min_position)])
 def get_history(
     player_id: str,
     request: Request,
@@ -211,7 +211,7 @@ def reconnect(
     read model; blackjack rounds in play, resumed ones included, from the command itself
     (the answer is shaped before the save, so the store does not show them resumed yet)."""
     app = app_of(request)
-    with projected(request) as cursor:
+    with projected(request, whole_log=True) as cursor:
         round_ids = open_rounds.of_player(cursor, player_id)
 
     def answer(reconnection: Reconnection) -> dict[str, Any]:

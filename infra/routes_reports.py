@@ -9,10 +9,12 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from domain.money import format_cents
 from infra.auth import REPORT
-from infra.projected import projected
+from infra.projected import min_position, projected
 from projections import balances, commission
 
-router = APIRouter(prefix="/v1/reports", tags=["reports"], dependencies=[Depends(REPORT)])
+router = APIRouter(
+    prefix="/v1/reports", tags=["reports"], dependencies=[Depends(REPORT), Depends(min_position)]
+)
 
 
 @router.get("/trial-balance")

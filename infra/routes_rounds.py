@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 
 from infra.auth import READ
 from infra.idempotency import Command, service_command
-from infra.projected import projected
+from infra.projected import min_position, projected
 from infra.routes_players import Body, app_of, cents_of
 from infra.views_rounds import audit_view, round_view
 from projections import round_trail
@@ -87,7 +87,7 @@ def get_round(round_id: str, request: Request) -> dict[str, Any]:
     return round_view(app_of(request).round(round_id))
 
 
-@router.get("/v1/rounds/{round_id}/audit", dependencies=[Depends(READ)])
+@router.get("/v1/rounds/{round_id}/audit", dependencies=[Depends(READ), Depends(min_position)])
 def get_audit(round_id: str, request: Request) -> dict[str, Any]:
     round_ = app_of(request).round(round_id)
     with projected(request) as cursor:

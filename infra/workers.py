@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import datetime
 import threading
+import time
 
+from infra.follow import new_event_signal
 from infra.logs import get_logger
 from infra.store import Store
 from projections import interrupted_rounds, open_rounds
-from projections.runner import Projector
 
 log = get_logger("casino.worker")
-PROJECTOR_POLL_SECONDS = 1.0
+SQLITE_POLL_SECONDS = 0.1
+PROJECTOR_WAKE_SECONDS_MAX = 1.0  # Even without a notification, look again this often.
+LAG_LOG_SECONDS = 10.0
+LAG_WARN_EVENTS = 10_000
 IDLE_CHECK_SECONDS_MAX = 30.0
 RESUME_CHECK_SECONDS_MAX = 30.0
 
@@ -52,19 +56,42 @@ class PeriodicWorker:
 
 
 class ProjectorWorker(PeriodicWorker):
-    """Keeps the read models close behind the event log (readers also catch up on demand).
+    """Keeps the read models close behind the event log, and says how far behind.
 
-    Polling works on both stores; SQLite has no notifications to subscribe to.
+    On PostgreSQL it wakes as soon as new events commit (the recorder NOTIFYs on every
+    save; the worker LISTENs); on SQLite, which has no notifications, it polls. Each
+    catch-up works in batches of many events per transaction. Every LAG_LOG_SECONDS
+    it logs its position and lag; a lag past LAG_WARN_EVENTS is a warning.
     """
 
     name = "projector"
 
-    def __init__(self, projector: Projector, interval_seconds: float = PROJECTOR_POLL_SECONDS):
-        self.projector = projector
-        super().__init__(interval_seconds, tick_at_start=True)
+    def __init__(self, store: Store) -> None:
+        self.projector = store.projector
+        self.signal = new_event_signal(store)
+        self._last_log = 0.0
+        self._applied_since_log = 0
+        super().__init__(0.0 if self.signal.wakes_on_commit else SQLITE_POLL_SECONDS,
+                         tick_at_start=True)  # fmt: skip
 
     def tick(self) -> None:
-        self.projector.catch_up()
+        self._applied_since_log += self.projector.catch_up()
+        self._log_lag()
+        self.signal.wait(PROJECTOR_WAKE_SECONDS_MAX)
+
+    def stop(self) -> None:
+        super().stop()
+        self.signal.close()
+
+    def _log_lag(self) -> None:
+        now = time.monotonic()
+        if now - self._last_log < LAG_LOG_SECONDS:
+            return
+        head, position = self.projector.head(), self.projector.position()
+        level = log.warning if head - position > LAG_WARN_EVENTS else log.info
+        level("projection_lag", position=position, head=head, lag=head - position,
+              applied=self._applied_since_log)  # fmt: skip
+        self._last_log, self._applied_since_log = now, 0
 
 
 class IdleRoundWorker(PeriodicWorker):
@@ -89,7 +116,8 @@ class IdleRoundWorker(PeriodicWorker):
     def void_idle_rounds(self, now: datetime.datetime) -> list[str]:
         """End every round idle since before now - timeout; return their ids."""
         cutoff = now - self.timeout
-        self.store.projector.catch_up()
+        if self.store.projector_inside:
+            self.store.projector.catch_up()
         with self.store.database.read() as cursor:
             candidates = open_rounds.idle_since(cursor, cutoff.isoformat())
         voided = []
@@ -122,7 +150,8 @@ class AbandonedRoundWorker(PeriodicWorker):
     def finish_abandoned_rounds(self, now: datetime.datetime) -> list[str]:
         """Finish every round interrupted before now - window; return their ids."""
         cutoff = now - self.window
-        self.store.projector.catch_up()
+        if self.store.projector_inside:
+            self.store.projector.catch_up()
         with self.store.database.read() as cursor:
             candidates = interrupted_rounds.interrupted_since(cursor, cutoff.isoformat())
         finished = []

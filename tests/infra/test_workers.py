@@ -10,7 +10,7 @@ def test_the_projector_worker_brings_the_read_models_up_without_a_reader(store: 
     store.app.register_player("alice", "Alice")
     store.app.deposit("alice", "real", 1000)
     latest = store.app.recorder.max_notification_id()
-    worker = ProjectorWorker(store.projector, interval_seconds=0.05)
+    worker = ProjectorWorker(store)
     worker.start()
     deadline = time.monotonic() + 10
     while store.projector.position() < latest and time.monotonic() < deadline:
