@@ -31,7 +31,12 @@ CREATE TABLE IF NOT EXISTS wallet_balances (
     PRIMARY KEY (player_id, mode)
 );
 """
-TABLES = ("wallet_index", "account_balances", "wallet_balances")
+# Each table with its primary key.
+TABLES = {
+    "wallet_index": ("wallet_id",),
+    "account_balances": ("mode", "account"),
+    "wallet_balances": ("player_id", "mode"),
+}
 
 _HOLD_SIGNS = {wallet.FUNDS_HELD: 1, wallet.HOLD_RELEASED: -1}
 

@@ -37,6 +37,10 @@ class Database(Protocol):
         """A transaction holding the read models' write lock until it commits."""
         ...
 
+    def snapshot(self) -> AbstractContextManager[Cursor]:
+        """A read-only transaction that sees one moment throughout, however long."""
+        ...
+
     def close(self) -> None: ...
 
 

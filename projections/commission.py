@@ -18,7 +18,8 @@ CREATE TABLE IF NOT EXISTS commission_daily (
     PRIMARY KEY (mode, day)
 );
 """
-TABLES = ("commission_daily",)
+# Each table with its primary key.
+TABLES = {"commission_daily": ("mode", "day")}
 
 
 class Commission:

@@ -23,7 +23,8 @@ CREATE TABLE IF NOT EXISTS dealer_point_entries (
 CREATE INDEX IF NOT EXISTS dealer_point_entries_by_player
     ON dealer_point_entries (player_id, mode, position);
 """
-TABLES = ("dealer_point_entries",)
+# Each table with its primary key.
+TABLES = {"dealer_point_entries": ("position",)}
 COLUMNS = ("position", "player_id", "mode", "at", "round_id", "change", "role", "reason",
            "points_after")  # fmt: skip
 ENTRIES_MAX = 1000

@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS round_results (
 );
 CREATE INDEX IF NOT EXISTS round_results_by_player ON round_results (player_id, mode, position);
 """
-TABLES = ("round_results",)
+# Each table with its primary key.
+TABLES = {"round_results": ("position",)}
 ROUNDS_MAX = 100
 
 

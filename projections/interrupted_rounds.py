@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS interrupted_rounds (
     interrupted_at TEXT NOT NULL
 );
 """
-TABLES = ("interrupted_rounds",)
+# Each table with its primary key.
+TABLES = {"interrupted_rounds": ("round_id",)}
 _ENDED = (topics.RESUMED, topics.SETTLED)
 
 

@@ -28,7 +28,8 @@ CREATE TABLE IF NOT EXISTS ledger_entries (
     PRIMARY KEY (player_id, mode, entry_id)
 );
 """
-TABLES = ("ledger_entries",)
+# Each table with its primary key.
+TABLES = {"ledger_entries": ("player_id", "mode", "entry_id")}
 COLUMNS = ("player_id", "mode", "entry_id", "position", "at", "kind", "amount_cents",
            "balance_after_cents", "round_id", "transaction_id")  # fmt: skip
 KINDS = {

@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS open_rounds (
     last_action_at TEXT NOT NULL
 );
 """
-TABLES = ("open_rounds",)
+# Each table with its primary key.
+TABLES = {"open_rounds": ("round_id",)}
 OPENED = (baccarat_round.OPENED, blackjack_round.OPENED)
 
 

@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS round_events (
     PRIMARY KEY (round_id, position)
 );
 """
-TABLES = ("round_events",)
+# Each table with its primary key.
+TABLES = {"round_events": ("round_id", "position")}
 COLUMNS = ("round_id", "position", "aggregate_id", "version", "at", "topic", "data")
 ENVELOPE = ("originator_id", "originator_version", "timestamp", "originator_topic")
 ROUNDS = (baccarat_round.ROUND + ".", blackjack_round.ROUND + ".")

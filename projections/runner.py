@@ -41,8 +41,10 @@ READ_MODELS = (
     open_rounds,
     interrupted_rounds,
 )
-# The tables a rebuild empties. The event chain is not among them: it is evidence.
-TABLES = tuple(table for model in READ_MODELS for table in model.TABLES)
+# The tables a rebuild empties, each with its primary key.
+TABLES: dict[str, tuple[str, ...]] = {
+    table: key for model in READ_MODELS for table, key in model.TABLES.items()
+}
 
 
 def all_schemas() -> str:
@@ -70,7 +72,7 @@ class Projector:
     def position(self) -> int:
         """The position of the newest event the read models include."""
         with self.database.read() as cursor:
-            return _position(cursor)
+            return position_in(cursor)
 
     def catch_up(self, up_to: int | None = None) -> int:
         """Apply every event not yet applied (up to a position); return how many."""
@@ -85,7 +87,7 @@ class Projector:
     def apply_next_batch(self, up_to: int | None = None) -> int:
         with self.database.write() as cursor:
             notifications = self.recorder.select_notifications(
-                start=_position(cursor),
+                start=position_in(cursor),
                 limit=self.batch_size,
                 stop=up_to,
                 inclusive_of_start=False,
@@ -95,7 +97,7 @@ class Projector:
     def apply(self, cursor: Cursor, notifications: Sequence[Any]) -> int:
         """Apply the notifications not applied yet, in one transaction with the new
         position; those at or before the position are skipped (exactly once)."""
-        position = _position(cursor)
+        position = position_in(cursor)
         fresh = [n for n in notifications if n.id > position]
         if not fresh:
             return 0
@@ -125,14 +127,17 @@ class Projector:
         ]
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
-        """Empty every read model and apply the whole event log again, in place."""
+        """Empty every read model and apply the whole event log again, in one
+        transaction: readers see the old models until the new ones commit."""
+        applied = 0
         with self.database.write() as cursor:
             empty(cursor)
-        applied = 0
-        while batch := self.apply_next_batch():
-            applied += batch
-            if progress is not None:
-                progress(batch)
+            while notifications := self.recorder.select_notifications(
+                start=position_in(cursor), limit=self.batch_size, inclusive_of_start=False
+            ):
+                applied += self.apply(cursor, notifications)
+                if progress is not None:
+                    progress(len(notifications))
         return applied
 
 
@@ -142,7 +147,8 @@ def empty(cursor: Cursor) -> None:
     _set_position(cursor, 0)
 
 
-def _position(cursor: Cursor) -> int:
+def position_in(cursor: Cursor) -> int:
+    """The position the read models include, read in the transaction given."""
     cursor.execute("SELECT position FROM projection_tracking WHERE projection = ?", (NAME,))
     row = cursor.fetchone()
     return int(row[0]) if row else 0
