@@ -8,6 +8,7 @@ from benchmarks import (
     bench_baccarat_engine,
     bench_blackjack_rounds,
     bench_blackjack_sim,
+    bench_projections,
     bench_rounds,
     bench_wallets,
 )
@@ -28,6 +29,10 @@ def main() -> None:
         "blackjack rounds: through the application on both stores", bench_blackjack_rounds.run()
     )
     section("blackjack: basic-strategy simulation", bench_blackjack_sim.run(1_000_000))
+    section(
+        "read models: rebuild of a 200,000-event log, and lag under P2P load",
+        bench_projections.run(),
+    )
     print(f"\nall benchmarks took {time.perf_counter() - started:.1f} s")
 
 

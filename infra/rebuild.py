@@ -38,7 +38,7 @@ def compare_with_rebuild(store: Store, progress: Callable[[int], None]) -> Compa
         while applied := scratch.apply_next_batch(up_to=position):
             progress(applied)
         with scratch.database.read() as rebuilt:
-            found = differences(live, rebuilt, TABLES, store.database.dialect)
+            found = differences(live, rebuilt, TABLES)
     return Comparison(position, found)
 
 

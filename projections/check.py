@@ -1,87 +1,83 @@
 """Do two copies of the read models hold the same rows? (`casino projections rebuild`
 and `casino audit verify` compare the live read models with a fresh rebuild.)
 
-Both copies are read a page at a time in primary-key order and merged, so a
-table of any size is compared in bounded memory. Text keys are ordered by code
-point on both stores (COLLATE "C" on PostgreSQL), the order Python compares in.
+Both copies live in the same kind of store, so they sort keys alike. The live
+table is read a page at a time in primary-key order; the rebuilt copy's rows in
+the same key range are read beside it, and the two pages compared. Memory stays
+bounded by the page, whatever the size of the table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from projections.base import Cursor
 
 PAGE_ROWS = 5000
 EXAMPLES_MAX = 3
-INTEGER_KEYS = ("position", "entry_id")
+Key = tuple[Any, ...]
 
 
-def differences(
-    live: Cursor, rebuilt: Cursor, tables: dict[str, tuple[str, ...]], dialect: str
-) -> list[str]:
+def differences(live: Cursor, rebuilt: Cursor, tables: dict[str, tuple[str, ...]]) -> list[str]:
     """What differs, table by table, named with a few example keys; empty if nothing."""
     found = []
     for table, keys in tables.items():
-        found += _table_differences(
-            table,
-            _rows(live, table, keys, dialect),
-            _rows(rebuilt, table, keys, dialect),
-        )
+        found += _table_differences(live, rebuilt, table, keys)
     return found
 
 
 def _table_differences(
-    table: str,
-    live: Iterator[tuple[tuple[Any, ...], Sequence[Any]]],
-    rebuilt: Iterator[tuple[tuple[Any, ...], Sequence[Any]]],
+    live: Cursor, rebuilt: Cursor, table: str, keys: tuple[str, ...]
 ) -> list[str]:
-    only_live: list[tuple[Any, ...]] = []
-    only_rebuilt: list[tuple[Any, ...]] = []
-    changed: list[tuple[Any, ...]] = []
-    a, b = next(live, None), next(rebuilt, None)
-    while a is not None or b is not None:
-        if b is None or (a is not None and a[0] < b[0]):
-            only_live.append(a[0])  # type: ignore[index]
-            a = next(live, None)
-        elif a is None or b[0] < a[0]:
-            only_rebuilt.append(b[0])
-            b = next(rebuilt, None)
-        else:
-            if tuple(a[1]) != tuple(b[1]):
-                changed.append(a[0])
-            a, b = next(live, None), next(rebuilt, None)
+    only_live: list[Key] = []
+    only_rebuilt: list[Key] = []
+    changed: list[Key] = []
+    after: Key | None = None
+    while True:
+        live_page = _page(live, table, keys, after, None, PAGE_ROWS)
+        upto = next(reversed(live_page)) if len(live_page) == PAGE_ROWS else None
+        rebuilt_page = _page(rebuilt, table, keys, after, upto, None)
+        only_live += [key for key in live_page if key not in rebuilt_page]
+        only_rebuilt += [key for key in rebuilt_page if key not in live_page]
+        changed += [
+            key
+            for key, row in live_page.items()
+            if key in rebuilt_page and row != rebuilt_page[key]
+        ]
+        if upto is None:
+            break
+        after = upto
     return [
-        f"{table}: {len(keys)} rows {what}, e.g. {keys[:EXAMPLES_MAX]}"
-        for keys, what in (
+        f"{table}: {len(found)} rows {what}, e.g. {found[:EXAMPLES_MAX]}"
+        for found, what in (
             (only_live, "only in the live read model"),
             (only_rebuilt, "only in the rebuild"),
             (changed, "that differ"),
         )
-        if keys
+        if found
     ]
 
 
-def _rows(
-    cursor: Cursor, table: str, keys: tuple[str, ...], dialect: str
-) -> Iterator[tuple[tuple[Any, ...], Sequence[Any]]]:
-    """(key, row) of every row in key order, a page at a time."""
-    ordered = ", ".join(
-        key if key in INTEGER_KEYS or dialect != "postgres" else f'{key} COLLATE "C"'
-        for key in keys
-    )
-    after: tuple[Any, ...] | None = None
-    while True:
-        where = "" if after is None else f"WHERE ({ordered}) > ({', '.join('?' * len(keys))})"
-        cursor.execute(
-            f"SELECT {', '.join(keys)}, * FROM {table} {where} ORDER BY {ordered}"
-            f" LIMIT {PAGE_ROWS}",
-            after or (),
-        )
-        page = cursor.fetchall()
-        for row in page:
-            yield tuple(row[: len(keys)]), row[len(keys) :]
-        if len(page) < PAGE_ROWS:
-            return
-        after = tuple(page[-1][: len(keys)])
+def _page(
+    cursor: Cursor,
+    table: str,
+    keys: tuple[str, ...],
+    after: Key | None,
+    upto: Key | None,
+    limit: int | None,
+) -> dict[Key, Sequence[Any]]:
+    """Rows with keys in (after, upto], in key order, by key."""
+    columns, marks = ", ".join(keys), ", ".join("?" * len(keys))
+    conditions: list[str] = []
+    params: list[Any] = []
+    if after is not None:
+        conditions.append(f"({columns}) > ({marks})")
+        params += after
+    if upto is not None:
+        conditions.append(f"({columns}) <= ({marks})")
+        params += upto
+    where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+    bound = f"LIMIT {limit}" if limit is not None else ""
+    cursor.execute(f"SELECT {columns}, * FROM {table} {where} ORDER BY {columns} {bound}", params)
+    return {tuple(row[: len(keys)]): tuple(row[len(keys) :]) for row in cursor.fetchall()}
