@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from projections.base import Cursor
@@ -78,6 +79,15 @@ class _PostgresCursor:
 
     def executemany(self, sql: str, params: Iterable[Sequence[Any]]) -> None:
         self._cursor.executemany(sql.replace("?", "%s"), params)
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """Many plain INSERTs at once: COPY, with no SQL text to parse per row."""
+        statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+            sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
+        )
+        with self._cursor.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def fetchone(self) -> Sequence[Any] | None:
         row: Sequence[Any] | None = self._cursor.fetchone()

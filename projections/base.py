@@ -64,7 +64,13 @@ def insert_rows(
     values: Sequence[Sequence[Any]],
     on_conflict: str = "",
 ) -> None:
-    """INSERT many rows, a few hundred per statement."""
+    """INSERT many rows, a few hundred per statement (or by COPY where the store has it)."""
+    if not values:
+        return
+    copy_rows = getattr(cursor, "copy_rows", None)
+    if copy_rows is not None and not on_conflict:
+        copy_rows(table, columns, values)
+        return
     row = "(" + ", ".join("?" * len(columns)) + ")"
     for start in range(0, len(values), ROWS_PER_STATEMENT):
         chunk = values[start : start + ROWS_PER_STATEMENT]
