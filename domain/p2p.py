@@ -76,7 +76,8 @@ class Table(Aggregate):
             if self.round_id is None:
                 self._dealer_left(player_id)
                 return "dealer_left"
-            self._dealer_disconnected(player_id)
+            if self.dealer_connected:  # Reported twice: already recorded.
+                self._dealer_disconnected(player_id)
             return "dealer"
         raise NotAtTable(f"{player_id} is not at table {self.table_id}")
 

@@ -26,9 +26,8 @@ class PeriodicWorker:
 
     name = "worker"
 
-    def __init__(self, interval_seconds: float, *, tick_at_start: bool) -> None:
+    def __init__(self, interval_seconds: float) -> None:
         self.interval_seconds = interval_seconds
-        self._tick_at_start = tick_at_start
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
@@ -43,8 +42,7 @@ class PeriodicWorker:
         raise NotImplementedError
 
     def _run(self) -> None:
-        if self._tick_at_start:
-            self._tick_safely()
+        self._tick_safely()  # At once: a deadline missed while the server was down fires now.
         while not self._stopping.wait(self.interval_seconds):
             self._tick_safely()
 
@@ -71,8 +69,7 @@ class ProjectorWorker(PeriodicWorker):
         self.signal = new_event_signal(store)
         self._last_log = 0.0
         self._applied_since_log = 0
-        super().__init__(0.0 if self.signal.wakes_on_commit else SQLITE_POLL_SECONDS,
-                         tick_at_start=True)  # fmt: skip
+        super().__init__(0.0 if self.signal.wakes_on_commit else SQLITE_POLL_SECONDS)
 
     def tick(self) -> None:
         self._applied_since_log += self.projector.catch_up()
@@ -108,7 +105,7 @@ class IdleRoundWorker(PeriodicWorker):
     def __init__(self, store: Store, timeout_seconds: int) -> None:
         self.store = store
         self.timeout = datetime.timedelta(seconds=timeout_seconds)
-        super().__init__(min(IDLE_CHECK_SECONDS_MAX, timeout_seconds / 4), tick_at_start=False)
+        super().__init__(min(IDLE_CHECK_SECONDS_MAX, timeout_seconds / 4))
 
     def tick(self) -> None:
         self.void_idle_rounds(datetime.datetime.now(datetime.UTC))
@@ -142,7 +139,7 @@ class AbandonedRoundWorker(PeriodicWorker):
         self.store = store
         self.window = datetime.timedelta(seconds=resume_window_seconds)
         interval = min(RESUME_CHECK_SECONDS_MAX, resume_window_seconds / 4)
-        super().__init__(interval, tick_at_start=False)
+        super().__init__(interval)
 
     def tick(self) -> None:
         self.finish_abandoned_rounds(datetime.datetime.now(datetime.UTC))
