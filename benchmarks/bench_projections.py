@@ -25,7 +25,7 @@ from pathlib import Path
 import psycopg
 
 from benchmarks import workload
-from benchmarks.bench_rounds import POSTGRES_URL, seat_p2p
+from benchmarks.bench_rounds import POSTGRES_URL, drop_schemas, seat_p2p
 from infra.logs import configure_logging
 from infra.rebuild import compare_with_rebuild
 from infra.schema import POSTGRES_EVENTS_TABLE, SQLITE_EVENTS_TABLE
@@ -144,9 +144,7 @@ def run() -> dict[str, float]:
             figures.update(lag_figures("postgres", store))
             store.close()
         finally:
-            with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
-                for schema in schemas:
-                    connection.execute(f"DROP SCHEMA {schema} CASCADE")  # type: ignore[arg-type]
+            drop_schemas(schemas)
     return figures
 
 

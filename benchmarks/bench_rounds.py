@@ -143,10 +143,15 @@ def run() -> dict[str, float]:
                     figures[f"{name}_{label}"] = measure(store)
                     store.close()
         finally:
-            with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
-                for schema in schemas:
-                    connection.execute(f"DROP SCHEMA {schema} CASCADE")  # type: ignore[arg-type]
+            drop_schemas(schemas)
     return figures
+
+
+def drop_schemas(schemas: list[str]) -> None:
+    """The PostgreSQL schemas a benchmark made, gone."""
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+        for schema in schemas:
+            connection.execute(f"DROP SCHEMA {schema} CASCADE")  # type: ignore[arg-type]
 
 
 MEASURES = (
