@@ -6,7 +6,9 @@ notify, insert, return the notification ids) as one multi-statement query with
 client-side parameters. PostgreSQL runs such a query as one implicit
 transaction: all of it commits, or none of it. The EXCLUSIVE table lock keeps
 the library's guarantee that notification ids commit in order, so a projector
-tailing the log never passes over an id that commits later.
+tailing the log never passes over an id that commits later. The same lock makes
+the events table's AFTER INSERT trigger (infra/schema.py) chain each row onto the
+true head of `event_chain`, inside this transaction (infra/event_chain.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The project's own schema: the event store tables, the triggers that make stored
-events immutable, and the read models' tables, on SQLite and PostgreSQL.
+"""The project's own schema: the event store tables, the event chain, the triggers
+that make stored events and their chain immutable, and the read models' tables, on
+SQLite and PostgreSQL.
 
 The eventsourcing library is told not to create tables (CREATE_TABLE=false), so
 this is the one place the schema is defined. Every statement is idempotent.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from infra import event_chain
 from infra.database import PostgresDatabase, SQLiteDatabase
 from projections.runner import all_schemas
 
@@ -26,6 +28,9 @@ CREATE TABLE IF NOT EXISTS {SQLITE_EVENTS_TABLE} (
 CREATE TABLE IF NOT EXISTS {SQLITE_SNAPSHOTS_TABLE} (
     originator_id TEXT, originator_version INTEGER, topic TEXT, state BLOB,
     PRIMARY KEY (originator_id, originator_version)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {event_chain.TABLE} (
+    position INTEGER PRIMARY KEY, originator_id TEXT NOT NULL,
+    originator_version INTEGER NOT NULL, link TEXT NOT NULL);
 """
 
 _SQLITE_IMMUTABLE = """
@@ -59,6 +64,35 @@ BEGIN
     RAISE EXCEPTION 'stored events are immutable: % refused on %', TG_OP, TG_TABLE_NAME
         USING ERRCODE = 'insufficient_privilege';
 END $$;
+CREATE TABLE IF NOT EXISTS {schema}.{chain} (
+    position bigint PRIMARY KEY, originator_id text NOT NULL,
+    originator_version bigint NOT NULL, link text NOT NULL);
+-- Each event's link, in the transaction that inserts it: exactly infra/event_chain.link().
+-- The events table's EXCLUSIVE lock (infra/pg_recorder.py) makes the head read here the
+-- head, and rows of one multi-row INSERT fire in the order of their notification ids.
+CREATE OR REPLACE FUNCTION {schema}.chain_event() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    head record;
+    previous text := '{genesis}';
+BEGIN
+    SELECT position, link INTO head FROM {schema}.{chain} ORDER BY position DESC LIMIT 1;
+    IF FOUND THEN
+        IF head.position >= NEW.notification_id THEN
+            RAISE EXCEPTION 'the event chain already reaches position %, past the new event at %',
+                head.position, NEW.notification_id USING ERRCODE = 'data_exception';
+        END IF;
+        previous := head.link;
+    END IF;
+    INSERT INTO {schema}.{chain} (position, originator_id, originator_version, link)
+    VALUES (NEW.notification_id, NEW.originator_id::text, NEW.originator_version,
+        encode(sha256(convert_to(previous || '|' || NEW.originator_id::text || '|'
+            || NEW.originator_version::text || '|' || NEW.topic || '|'
+            || encode(sha256(NEW.state), 'hex'), 'UTF8')), 'hex'));
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE TRIGGER {events}_chain AFTER INSERT ON {schema}.{events}
+    FOR EACH ROW EXECUTE FUNCTION {schema}.chain_event();
 """
 
 _POSTGRES_IMMUTABLE = """
@@ -72,7 +106,7 @@ CREATE OR REPLACE TRIGGER {table}_refuse_truncate BEFORE TRUNCATE ON {schema}.{t
 def create_sqlite_schema(database: SQLiteDatabase) -> None:
     immutable = "".join(
         _SQLITE_IMMUTABLE.format(table=table)
-        for table in (SQLITE_EVENTS_TABLE, SQLITE_SNAPSHOTS_TABLE)
+        for table in (SQLITE_EVENTS_TABLE, SQLITE_SNAPSHOTS_TABLE, event_chain.TABLE)
     )
     database.script(_SQLITE_STORE + immutable + all_schemas())
 
@@ -84,10 +118,12 @@ def create_postgres_schema(database: PostgresDatabase) -> None:
         schema=schema,
         events=POSTGRES_EVENTS_TABLE,
         snapshots=POSTGRES_SNAPSHOTS_TABLE,
+        chain=event_chain.TABLE,
+        genesis=event_chain.GENESIS,
     )
     immutable = "".join(
         _POSTGRES_IMMUTABLE.format(schema=schema, table=table)
-        for table in (POSTGRES_EVENTS_TABLE, POSTGRES_SNAPSHOTS_TABLE)
+        for table in (POSTGRES_EVENTS_TABLE, POSTGRES_SNAPSHOTS_TABLE, event_chain.TABLE)
     )
     database.script(store + immutable + all_schemas())
 
