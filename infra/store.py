@@ -7,18 +7,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
+from uuid import UUID
+
+from eventsourcing.persistence import Notification
 
 from domain.application import CasinoApplication
 from domain.games import GameSettings
 from infra.database import PostgresDatabase, SQLiteDatabase
-from infra.schema import check_identifier, create_postgres_schema, create_sqlite_schema
-from projections.base import Database
+from infra.schema import (
+    SQLITE_EVENTS_TABLE,
+    check_identifier,
+    create_postgres_schema,
+    create_sqlite_schema,
+)
+from projections.base import Cursor, Database
 from projections.runner import Projector
 
 AGGREGATE_CACHE_SIZE = 10_000
 # The library retries a lost connection up to ten times; keep each try short.
 POSTGRES_TIMEOUT_SECONDS = 5
+POSITION_MAX = 2**62
 
 
 @dataclass
@@ -28,6 +38,9 @@ class Store:
     projector: Projector
     url: str
     postgres_schema: str = "public"
+    # False when `casino projections run` keeps the read models in a process of its
+    # own: readers and workers of this process then never write them.
+    projector_inside: bool = True
 
     def close(self) -> None:
         self.app.close()
@@ -54,7 +67,13 @@ def open_store(
         AGGREGATE_CACHE_FASTFORWARD="false",
     )
     app = CasinoApplication(env=env, games=games)
-    projector = Projector(database, app.recorder, app.mapper.to_domain_event)
+    # On SQLite the events share the read models' file: the projector reads them in its
+    # own transaction. Through the recorder's pool it could wait for a connection held
+    # by a command that waits for the write lock the projector holds.
+    reader = sqlite_notifications if isinstance(database, SQLiteDatabase) else None
+    projector = Projector(
+        database, app.recorder, app.mapper.to_domain_event, read_notifications=reader
+    )
     return Store(app, database, projector, url, postgres_schema)
 
 
@@ -64,6 +83,8 @@ def _sqlite(path: str) -> tuple[SQLiteDatabase, dict[str, str]]:
     create_sqlite_schema(database)
     env = {
         "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        # Chains each event in the transaction that stores it (infra/event_chain.py).
+        "APPLICATION_RECORDER_TOPIC": "infra.sqlite_recorder:ChainingSQLiteRecorder",
         "SQLITE_DBNAME": path,
         "SQLITE_LOCK_TIMEOUT": "10",
     }
@@ -91,3 +112,22 @@ def _postgres(url: str, schema: str, pool_size: int) -> tuple[PostgresDatabase, 
         "POSTGRES_MAX_OVERFLOW": str(pool_size),
     }
     return database, env
+
+
+def sqlite_notifications(cursor: Cursor, start: int, limit: int, stop: int | None) -> list[Any]:
+    """The events after `start` (up to `stop`), read as the library's recorder reads them."""
+    cursor.execute(
+        "SELECT rowid, originator_id, originator_version, topic, state"
+        f" FROM {SQLITE_EVENTS_TABLE} WHERE rowid > ? AND rowid <= ? ORDER BY rowid LIMIT ?",
+        (start, POSITION_MAX if stop is None else stop, limit),
+    )
+    return [
+        Notification(
+            id=row[0],
+            originator_id=UUID(row[1]),
+            originator_version=row[2],
+            topic=row[3],
+            state=row[4],
+        )
+        for row in cursor.fetchall()
+    ]

@@ -51,6 +51,10 @@ def all_schemas() -> str:
     return SCHEMA + "".join(model.SCHEMA for model in READ_MODELS)
 
 
+# Reads the notifications after a position (up to a stop), at most a limit of them.
+NotificationReader = Callable[[Cursor, int, int, int | None], Sequence[Any]]
+
+
 class Projector:
     def __init__(
         self,
@@ -58,12 +62,23 @@ class Projector:
         recorder: Any,
         to_event: Callable[[Any], Any],
         batch_size: int = BATCH_SIZE,
+        read_notifications: NotificationReader | None = None,
     ) -> None:
+        """`read_notifications` reads the log inside the projector's own transaction; by
+        default the recorder reads it on a connection of its own."""
         self.database = database
         self.recorder = recorder
         self.to_event = to_event
         self.batch_size = batch_size
         self.owners = balances.Owners()
+        self.read_notifications = read_notifications or self._from_recorder
+
+    def _from_recorder(
+        self, cursor: Cursor, start: int, limit: int, stop: int | None
+    ) -> Sequence[Any]:
+        return self.recorder.select_notifications(  # type: ignore[no-any-return]
+            start=start, limit=limit, stop=stop, inclusive_of_start=False
+        )
 
     def head(self) -> int:
         """The position of the newest event in the log."""
@@ -86,11 +101,8 @@ class Projector:
 
     def apply_next_batch(self, up_to: int | None = None) -> int:
         with self.database.write() as cursor:
-            notifications = self.recorder.select_notifications(
-                start=position_in(cursor),
-                limit=self.batch_size,
-                stop=up_to,
-                inclusive_of_start=False,
+            notifications = self.read_notifications(
+                cursor, position_in(cursor), self.batch_size, up_to
             )
             return self.apply(cursor, notifications)
 
@@ -132,8 +144,8 @@ class Projector:
         applied = 0
         with self.database.write() as cursor:
             empty(cursor)
-            while notifications := self.recorder.select_notifications(
-                start=position_in(cursor), limit=self.batch_size, inclusive_of_start=False
+            while notifications := self.read_notifications(
+                cursor, position_in(cursor), self.batch_size, None
             ):
                 applied += self.apply(cursor, notifications)
                 if progress is not None:
