@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import typer
 from rich.progress import Progress
@@ -29,12 +32,14 @@ def settings_or_exit() -> Settings:
 
 
 def open_configured_store(settings: Settings) -> Store:
-    return open_store(
+    store = open_store(
         settings.database_url,
         postgres_schema=settings.postgres_schema,
         pool_size=settings.db_pool_size,
         games=settings.games(),
     )
+    store.projector_inside = settings.projector == "inside"
+    return store
 
 
 @app.command()
@@ -61,37 +66,100 @@ def serve(
     uvicorn.run(create_app(store, settings), host=host, port=port, access_log=False)
 
 
-@projections_app.command("rebuild")
-def rebuild() -> None:
-    """Empty every read model and rebuild it from the events."""
+@projections_app.command("run")
+def run_projector() -> None:
+    """Keep the read models up with the event log until stopped (SIGTERM or Ctrl-C).
+
+    For production beside `casino serve` started with CASINO_PROJECTOR=separate; any
+    number may run, the read models' lock lets one write at a time.
+    """
+    import signal
+    import threading
+
+    from infra.workers import ProjectorWorker
+
     settings = settings_or_exit()
+    configure_logging(settings.log_level)
     store = open_configured_store(settings)
-    total = store.app.recorder.max_notification_id() or 0
-    with Progress(transient=not sys.stderr.isatty()) as progress:
-        task = progress.add_task("rebuilding read models", total=total)
-        applied = store.projector.rebuild(lambda batch: progress.advance(task, batch))
-    typer.echo(f"rebuilt read models from {applied} events")
+    stopping = threading.Event()
+    for signal_number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signal_number, lambda *_: stopping.set())
+    worker = ProjectorWorker(store)
+    get_logger("casino.projections").info("projector_started", position=store.projector.position())
+    worker.start()
+    stopping.wait()
+    worker.stop()
     store.close()
+
+
+@projections_app.command("rebuild")
+def rebuild(
+    check: bool = typer.Option(
+        False, "--check", help="only compare; exit 1 if the live read models differ"
+    ),
+) -> None:
+    """Rebuild every read model from the events: first aside, to compare with the
+    live ones; then, where they differ, replace the live ones in one transaction."""
+    from infra.rebuild import compare_with_rebuild
+
+    store = open_configured_store(settings_or_exit())
+    try:
+        with _progress("rebuilding aside", store.projector.position()) as advance:
+            comparison = compare_with_rebuild(store, advance)
+        for difference in comparison.differences:
+            typer.echo(f"DIFFERS: {difference}")
+        if not comparison.differences:
+            typer.echo(
+                f"the live read models equal a rebuild from the events up to position "
+                f"{comparison.position}: nothing to replace"
+            )
+        elif check:
+            raise typer.Exit(1)
+        else:
+            with _progress("replacing the live read models", store.projector.head()) as advance:
+                applied = store.projector.rebuild(advance)
+            typer.echo(f"replaced the live read models with a rebuild from {applied} events")
+    finally:
+        store.close()
+
+
+@contextmanager
+def _progress(description: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A progress bar on a terminal's stderr; nothing when output is not a terminal."""
+    with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+        task = progress.add_task(description, total=total)
+        yield lambda done: progress.advance(task, done)
 
 
 @audit_app.command("verify")
 def audit_verify(
     round_id: str | None = typer.Option(None, "--round", help="check this round only"),
+    anchor: list[str] = typer.Option(
+        [], help="POSITION:LINK, a chain link noted earlier (repeatable): must still hold"
+    ),
 ) -> None:
     """Replay the store: chain, versions, books, every round's cards and payouts."""
-    from infra.audit import verify
+    from infra.audit import parse_anchor, verify
 
+    try:
+        anchors = dict(parse_anchor(text) for text in anchor)
+    except ValueError as error:
+        typer.echo(str(error), err=True)
+        raise typer.Exit(2) from None
     store = open_configured_store(settings_or_exit())
     total = store.app.recorder.max_notification_id() or 0
     with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
         task = progress.add_task("verifying events", total=total)
-        report = verify(store, round_id, lambda batch: progress.advance(task, batch))
+        report = verify(store, round_id, lambda batch: progress.advance(task, batch), anchors)
     store.close()
     for problem in report.problems:
         typer.echo(f"DISCREPANCY: {problem}")
     verdict = "all holds" if not report.problems else f"{len(report.problems)} discrepancies"
     typer.echo(f"checked {report.events} events and {report.rounds} rounds: {verdict}")
-    typer.echo(f"head of the event chain: {report.head_link}")
+    typer.echo(
+        "head of the event chain (note it elsewhere, check it later with --anchor): "
+        f"{report.head_position}:{report.head_link}"
+    )
     raise typer.Exit(1 if report.problems else 0)
 
 
@@ -110,6 +178,34 @@ def audit_replay(round_id: str) -> None:
     finally:
         store.close()
     typer.echo("\n".join(lines))
+
+
+@audit_app.command("export")
+def audit_export(
+    since: str | None = typer.Option(
+        None, "--from", help="from this day (YYYY-MM-DD) or instant (ISO; UTC unless offset)"
+    ),
+    until: str | None = typer.Option(
+        None, "--to", help="to this day, all of it, or instant, inclusive (as --from)"
+    ),
+    from_position: int | None = typer.Option(None, help="first log position, inclusive"),
+    to_position: int | None = typer.Option(None, help="last log position, inclusive"),
+    format_: str = typer.Option("jsonl", "--format", help="jsonl or csv"),
+    output: Path | None = typer.Option(None, "--output", "-o", help="a file, not stdout"),
+) -> None:
+    """Every event in a range, for an outside auditor: JSON lines or CSV on stdout."""
+    from infra.audit_export import run
+
+    status = run(
+        lambda: open_configured_store(settings_or_exit()),
+        since=since,
+        until=until,
+        from_position=from_position,
+        to_position=to_position,
+        format_=format_,
+        output=output,
+    )
+    raise typer.Exit(status)
 
 
 def main() -> None:
