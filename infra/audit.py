@@ -34,9 +34,11 @@ from domain.blackjack_audit import verify_blackjack_round
 from domain.receipt import CommandReceipt
 from infra import event_chain
 from infra.event_chain import ChainRow
+from infra.rebuild import compare_with_rebuild
 from infra.store import Store
 from infra.views_rounds import FINISHED, SECRET_FIELDS
 from projections import balances
+from projections.round_trail import event_data
 
 BATCH = 1000
 VERIFIERS = {
@@ -65,6 +67,7 @@ class AuditReport:
     rounds: int = 0
     head_position: int = 0
     head_link: str = event_chain.GENESIS
+    hidden_from: int | None = None  # Where links start to depend on a hidden card.
     problems: list[str] = field(default_factory=list)
 
 
@@ -128,6 +131,7 @@ def verify(
     # (The chain's own head counts too: an event removed from the end leaves its link.)
     with store.database.read() as cursor:
         chain_head = event_chain.head_position(cursor)
+        hidden_from = report.hidden_from = event_chain.first_hidden_position(cursor)
     up_to = max(chain_head, store.app.recorder.max_notification_id() or 0)
     chain = _Chain(anchors or {})
     versions = _Versions()
@@ -138,6 +142,8 @@ def verify(
         notifications(store, progress, up_to), chain_rows(store, up_to)
     ):
         chain.check(position, notification, row)
+        if hidden_from is None or position < hidden_from:
+            report.head_position, report.head_link = chain.head_position, chain.recomputed
         if notification is None:
             continue
         report.events += 1
@@ -154,7 +160,6 @@ def verify(
         if notification.topic in ONE_EVENT_AGGREGATES:
             versions.forget(event.originator_id)
     rounds.finish()
-    report.head_position, report.head_link = chain.head_position, chain.recomputed
     report.rounds = rounds.checked
     report.problems += (
         chain.finish()
@@ -165,7 +170,18 @@ def verify(
     )
     if round_id is not None and rounds.checked == 0:
         report.problems.append(f"no round {round_id} in the store")
+    if round_id is None:
+        report.problems += _read_model_problems(store, progress)
     return report
+
+
+def _read_model_problems(store: Store, progress: Callable[[int], None]) -> list[str]:
+    """The live read models against a rebuild from the events, made aside."""
+    try:
+        found = compare_with_rebuild(store, progress).differences
+    except Exception as error:  # Events it cannot read are named above already.
+        return [f"the read models could not be rebuilt to compare: {error!r}"]
+    return [f"the read model {difference} (live against a rebuild)" for difference in found]
 
 
 def parse_anchor(text: str) -> tuple[int, str]:
@@ -410,7 +426,7 @@ def timeline(store: Store, round_id: str) -> list[str]:
     lines = []
     events: list[Any] = list(store.app.events.get(round_.id))
     for event in events:
-        data = {k: v for k, v in vars(event).items() if k not in _ENVELOPE}
+        data = event_data(event)
         if getattr(round_, "status", None) not in FINISHED:
             for secret in SECRET_FIELDS:  # Revealed only once the round is over.
                 data.pop(secret, None)
@@ -419,6 +435,3 @@ def timeline(store: Store, round_id: str) -> list[str]:
         at = f"{event.timestamp:%Y-%m-%d %H:%M:%S.%f}"
         lines.append(f"{event.originator_version:>3}  {at}  {kind:<17} {details}")
     return lines
-
-
-_ENVELOPE = ("originator_id", "originator_version", "timestamp", "originator_topic")

@@ -58,10 +58,11 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
-from domain import baccarat_round, blackjack_round
+from infra import event_chain
 from infra.store import Store
 from infra.views_rounds import SECRET_FIELDS
 from projections.base import Database
+from projections.round_trail import ENDED, event_data  # Secrets show once a round is over.
 
 FORMATS = ("jsonl", "csv")
 COLUMNS = (
@@ -77,14 +78,7 @@ COLUMNS = (
     "link",
 )
 BATCH = 1000
-# A round's secrets may be shown once one of these is stored: it is over.
-ENDED = frozenset(
-    {baccarat_round.SETTLED, baccarat_round.VOIDED, blackjack_round.SETTLED, blackjack_round.VOIDED}
-)
-# Bookkeeping of every event, not its own data.
-ENVELOPE = ("originator_id", "originator_version", "timestamp", "originator_topic")
 ROUNDS_REMEMBERED = 10_000  # Whether a round is over: asked once per round, kept a while.
-CHAIN_TABLE, OPEN_ROUNDS_TABLE = "event_chain", "open_rounds"
 DATABASE_ERRORS = (sqlite3.Error, psycopg.Error)
 UTC = datetime.UTC
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -206,7 +200,7 @@ class Export:
         links = chain.links(chosen[0][0].id, chosen[-1][0].id)
         for notification, event in chosen:
             aggregate_id = str(notification.originator_id)
-            data = {k: v for k, v in vars(event).items() if k not in ENVELOPE}
+            data = event_data(event)
             hidden = [name for name in SECRET_FIELDS if name in data]
             if hidden and secrets.kept(aggregate_id, notification.originator_id, ended_here):
                 data.update(dict.fromkeys(hidden, None))
@@ -272,14 +266,9 @@ class _Chain:
         try:
             included = store.projector.position()
             with self.database.read() as cursor:
-                cursor.execute(
-                    f"SELECT MIN(position) FROM {CHAIN_TABLE} WHERE originator_id IN"
-                    f" (SELECT round_id FROM {OPEN_ROUNDS_TABLE})"
-                )
-                row = cursor.fetchone()
+                self.oldest_open = event_chain.first_hidden_position(cursor)
         except DATABASE_ERRORS:
             return
-        self.oldest_open = None if row is None or row[0] is None else int(row[0])
         self.below = min(included + 1, self.oldest_open or included + 1)
 
     def links(self, first: int, last: int) -> dict[int, str]:
@@ -288,7 +277,7 @@ class _Chain:
         try:
             with self.database.read() as cursor:
                 cursor.execute(
-                    f"SELECT position, link FROM {CHAIN_TABLE}"
+                    f"SELECT position, link FROM {event_chain.TABLE}"
                     " WHERE position >= ? AND position <= ?",
                     (first, min(last, self.below - 1)),
                 )

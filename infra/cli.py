@@ -160,6 +160,11 @@ def audit_verify(
         "head of the event chain (note it elsewhere, check it later with --anchor): "
         f"{report.head_position}:{report.head_link}"
     )
+    if report.hidden_from is not None:
+        typer.echo(
+            f"(links from position {report.hidden_from} on are not shown: they depend on "
+            "the seed or hole card of a round not over yet)"
+        )
     raise typer.Exit(1 if report.problems else 0)
 
 

@@ -73,3 +73,15 @@ def head_position(cursor: Cursor) -> int:
     cursor.execute(f"SELECT MAX(position) FROM {TABLE}")
     row = cursor.fetchone()
     return int(row[0]) if row and row[0] is not None else 0
+
+
+def first_hidden_position(cursor: Cursor) -> int | None:
+    """Where the oldest round not over begins, or None. From there on the chain's links
+    depend on a hidden seed or hole card: one of 52 cards is quickly guessed from a
+    link, so no link from there is shown until the round is over."""
+    cursor.execute(
+        f"SELECT MIN(position) FROM {TABLE} WHERE originator_id IN"
+        " (SELECT round_id FROM open_rounds)"
+    )
+    row = cursor.fetchone()
+    return None if row is None or row[0] is None else int(row[0])

@@ -511,3 +511,34 @@ def test_the_cli_verifies_one_round_and_replays_it(tmp_path: Path) -> None:
     assert kinds[0] == "Opened" and kinds[-1] == "Settled"
     missing = runner.invoke(cli, ["audit", "replay", "nope"], env=env)
     assert missing.exit_code == 2
+
+
+def test_a_read_model_that_disagrees_with_a_rebuild_is_named(store: Store) -> None:
+    play_some_rounds(store)
+    store.projector.catch_up()
+    with store.database.write() as cursor:  # The events hold; a read model went wrong.
+        cursor.execute(
+            "UPDATE wallet_balances SET held_cents = 7 WHERE player_id = 'pat' AND mode = 'real'"
+        )
+        cursor.execute("DELETE FROM round_events WHERE topic = 'casino:BaccaratRound.Settled'")
+    problems = problems_of(store)
+    assert named(problems, "the read model wallet_balances: 1 rows that differ", "'pat'")
+    assert named(problems, "the read model round_events: 2 rows only in the rebuild")
+
+
+def test_no_chain_link_that_depends_on_a_hidden_card_is_printed(store: Store) -> None:
+    play_some_rounds(store)
+    store.app.register_player("ann", "Ann")
+    store.app.deposit("ann", "real", 10_000)
+    shoe = ["10", "9", "8", "7"]  # Ann 18 against the dealer's 9 and, face down, a 7.
+    round_ = store.app.open_blackjack_round("ann", "real", "2", shoe).result
+    assert round_ is not None
+    opened_at = store.projector.head()
+    store.app.place_bet(round_.round_id, "1", 1000)
+    store.app.deal(round_.round_id)
+    in_play = verify(store, None, lambda _: None)
+    assert in_play.problems == []
+    assert (in_play.hidden_from, in_play.head_position) == (opened_at, opened_at - 1)
+    store.app.act(round_.round_id, 1, 0, "stand")
+    over = verify(store, None, lambda _: None)
+    assert over.hidden_from is None and over.head_position == store.projector.head()

@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from infra.audit_export import ENVELOPE, Export, ExportArgumentError, parse_time, selection, write
+from infra.audit_export import Export, ExportArgumentError, parse_time, selection, write
 from infra.cli import app as cli
 from infra.store import Store
+from projections.round_trail import event_data
 from tests.conftest import StoreFactory
 
 UTC = datetime.UTC
@@ -98,7 +99,7 @@ def parse(text: str, format_: str) -> list[dict[str, Any]]:
 
 def expected_record(store: Store, notification: Any) -> dict[str, Any]:
     event = store.app.mapper.to_domain_event(notification)
-    data = {k: v for k, v in vars(event).items() if k not in ENVELOPE}
+    data = event_data(event)
     return {
         "position": notification.id,
         "aggregate_id": str(event.originator_id),
