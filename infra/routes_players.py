@@ -178,6 +178,7 @@ def _history_entry(
     round_ = round_view(app.round(result["round_id"]))
     return {
         "round_id": result["round_id"],
+        "started_at": result["started_at"],
         "settled_at": result["at"],
         "role": "dealer" if round_.get("dealer_id") == player_id else "player",
         "net": format_cents(result["net_cents"]),

@@ -74,14 +74,16 @@ class GameHistory:
 
 
 def recent(cursor: Cursor, player_id: str, mode: str, limit: int) -> list[dict[str, Any]]:
-    """The player's latest settled rounds, newest first."""
+    """The player's latest settled rounds, newest first, each with the time the round
+    began (its first event in the round trail)."""
     found = rows(
         cursor,
-        "SELECT round_id, at, net_cents, commission_cents, balance_before_cents,"
-        " balance_after_cents FROM round_results WHERE player_id = ? AND mode = ?"
-        " ORDER BY position DESC LIMIT ?",
+        "SELECT r.round_id, (SELECT e.at FROM round_events e WHERE e.round_id = r.round_id"
+        " ORDER BY e.position LIMIT 1), r.at, r.net_cents, r.commission_cents,"
+        " r.balance_before_cents, r.balance_after_cents FROM round_results r"
+        " WHERE r.player_id = ? AND r.mode = ? ORDER BY r.position DESC LIMIT ?",
         (player_id, mode, min(limit, ROUNDS_MAX)),
     )
-    keys = ("round_id", "at", "net_cents", "commission_cents", "balance_before_cents",
-            "balance_after_cents")  # fmt: skip
+    keys = ("round_id", "started_at", "at", "net_cents", "commission_cents",
+            "balance_before_cents", "balance_after_cents")  # fmt: skip
     return [dict(zip(keys, row, strict=True)) for row in found]
