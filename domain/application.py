@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import Aggregate
 
 from domain.baccarat_commands import BaccaratCommands
 from domain.blackjack_commands import BlackjackCommands
 from domain.errors import HistoryUnavailable, InvalidPointsChange, PlayerExists, UnknownPlayer
-from domain.ids import MODES, check_player_id, player_uuid, wallet_uuid
+from domain.ids import MODES, check_player_id, player_uuid
 from domain.p2p_commands import P2PCommands
 from domain.player import Player
 from domain.round_commands import RoundCommands
@@ -79,12 +77,6 @@ class CasinoApplication(
 
     def wallet(self, player_id: str, mode: str) -> Wallet:
         return Unit(self, self.fresh).wallet(player_id, mode)
-
-    def wallet_events(self, player_id: str, mode: str, after_version: int, limit: int) -> list[Any]:
-        """The wallet's own events after a version, oldest first: its ledger, unabridged."""
-        self.wallet(player_id, mode)  # Refuse unknown players and modes first.
-        stream = self.events.get(wallet_uuid(player_id, mode), gt=after_version, limit=limit)
-        return list(stream)
 
 
 def _register(app: CasinoApplication, unit: Unit, player_id: str, display_name: str) -> Player:

@@ -120,18 +120,3 @@ def _amount_of(entry: WalletEntry) -> int | None:
     if entry.topic == wallet_topics.POINTS_CHANGED:
         return int(event.change)
     return None
-
-
-def postings_per_mode(
-    events: Iterable[Any], wallet_modes: dict[str, str]
-) -> dict[str, dict[str, int]]:
-    """Every account's balance per mode, summed from the postings the wallets carry."""
-    books: dict[str, dict[str, int]] = {}
-    for event in events:
-        postings = getattr(event, "postings", None)
-        if not postings:
-            continue
-        accounts = books.setdefault(wallet_modes[str(event.originator_id)], {})
-        for account, cents in postings:
-            accounts[account] = accounts.get(account, 0) + cents
-    return books

@@ -99,28 +99,26 @@ def rebuild(
     ),
 ) -> None:
     """Rebuild every read model from the events: first aside, to compare with the
-    live ones; then, where they differ, replace the live ones in one transaction."""
-    from infra.rebuild import compare_with_rebuild
+    live ones; then, where they differ, swap the rebuild in, in one transaction."""
+    from infra.rebuild import rebuild as rebuild_read_models
 
     store = open_configured_store(settings_or_exit())
     try:
-        with _progress("rebuilding aside", store.projector.position()) as advance:
-            comparison = compare_with_rebuild(store, advance)
-        for difference in comparison.differences:
-            typer.echo(f"DIFFERS: {difference}")
-        if not comparison.differences:
-            typer.echo(
-                f"the live read models equal a rebuild from the events up to position "
-                f"{comparison.position}: nothing to replace"
-            )
-        elif check:
-            raise typer.Exit(1)
-        else:
-            with _progress("replacing the live read models", store.projector.head()) as advance:
-                applied = store.projector.rebuild(advance)
-            typer.echo(f"replaced the live read models with a rebuild from {applied} events")
+        with _progress("rebuilding aside", store.projector.head()) as advance:
+            comparison = rebuild_read_models(store, advance, replace=not check)
     finally:
         store.close()
+    for difference in comparison.differences:
+        typer.echo(f"DIFFERS: {difference}")
+    if not comparison.differences:
+        typer.echo(
+            "the live read models equal a rebuild from the events up to position "
+            f"{comparison.position}: nothing to replace"
+        )
+    elif check:
+        raise typer.Exit(1)
+    else:
+        typer.echo("replaced the live read models with the rebuild")
 
 
 @contextmanager

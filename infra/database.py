@@ -80,11 +80,15 @@ class _PostgresCursor:
     def executemany(self, sql: str, params: Iterable[Sequence[Any]]) -> None:
         self._cursor.executemany(sql.replace("?", "%s"), params)
 
-    def copy_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-        """Many plain INSERTs at once: COPY, with no SQL text to parse per row."""
-        statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
-            sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
-        )
+    def copy_rows(
+        self, table: str, columns: Sequence[str] | None, rows: Iterable[Sequence[Any]]
+    ) -> None:
+        """Many plain INSERTs at once: COPY, with no SQL text to parse per row. Without
+        `columns`, each row holds every column of the table, in order."""
+        listed: sql.Composable = sql.SQL("")
+        if columns is not None:
+            listed = sql.SQL(" ({})").format(sql.SQL(", ").join(map(sql.Identifier, columns)))
+        statement = sql.SQL("COPY {}{} FROM STDIN").format(sql.Identifier(table), listed)
         with self._cursor.copy(statement) as copy:
             for row in rows:
                 copy.write_row(row)
@@ -100,9 +104,17 @@ class _PostgresCursor:
 class PostgresDatabase:
     dialect = "postgres"
 
-    def __init__(self, conninfo: str, schema: str, pool_size: int) -> None:
+    def __init__(
+        self,
+        conninfo: str,
+        schema: str,
+        pool_size: int,
+        lock_key: int | None = PROJECTION_LOCK_KEY,
+    ) -> None:
+        """`lock_key`: the advisory lock `write` takes; None for a private copy."""
         self.conninfo = conninfo
         self.schema = schema
+        self.lock_key = lock_key
         self.pool = ConnectionPool(
             conninfo,
             min_size=1,
@@ -121,8 +133,8 @@ class PostgresDatabase:
             cursor = _PostgresCursor(connection.cursor())
             if repeatable:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            if lock:
-                cursor.execute("SELECT pg_advisory_xact_lock(?)", (PROJECTION_LOCK_KEY,))
+            if lock and self.lock_key is not None:
+                cursor.execute("SELECT pg_advisory_xact_lock(?)", (self.lock_key,))
             yield cursor
 
     def read(self) -> Any:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from projections.base import Cursor
+from projections.runner import position_in
 
 TABLE = "event_chain"
 GENESIS = "0" * 64
@@ -78,10 +79,17 @@ def head_position(cursor: Cursor) -> int:
 def first_hidden_position(cursor: Cursor) -> int | None:
     """Where the oldest round not over begins, or None. From there on the chain's links
     depend on a hidden seed or hole card: one of 52 cards is quickly guessed from a
-    link, so no link from there is shown until the round is over."""
+    link, so no link from there is shown until the round is over.
+
+    The rounds not over are known from the read models, so only up to the position
+    they include: past it, any event might be one, and counts as hidden."""
     cursor.execute(
         f"SELECT MIN(position) FROM {TABLE} WHERE originator_id IN"
         " (SELECT round_id FROM open_rounds)"
     )
     row = cursor.fetchone()
-    return None if row is None or row[0] is None else int(row[0])
+    oldest_open = None if row is None or row[0] is None else int(row[0])
+    included = position_in(cursor)
+    if included < head_position(cursor):
+        return min(oldest_open or included + 1, included + 1)
+    return oldest_open

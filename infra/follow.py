@@ -15,6 +15,7 @@ import psycopg
 from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg import sql
 
+from infra.database import PostgresDatabase
 from infra.logs import get_logger
 from infra.store import Store
 
@@ -25,6 +26,10 @@ CONNECT_TIMEOUT_SECONDS = 5
 class EventSignal(Protocol):
     wakes_on_commit: bool
 
+    def listen(self) -> None:
+        """Start hearing of commits (before catching up, so none falls in between)."""
+        ...
+
     def wait(self, seconds: float) -> None:
         """Return when events may have been saved, or after `seconds`."""
         ...
@@ -34,6 +39,9 @@ class EventSignal(Protocol):
 
 class Polling:
     wakes_on_commit = False
+
+    def listen(self) -> None:
+        pass
 
     def wait(self, seconds: float) -> None:
         pass  # The worker's own interval is the poll.
@@ -50,23 +58,28 @@ class PostgresListener:
         self.channel = channel
         self.connection: psycopg.Connection[object] | None = None
 
-    def wait(self, seconds: float) -> None:
+    def listen(self) -> None:
+        if self.connection is not None and not self.connection.closed:
+            return
         try:
-            connection = self._listening()
-            for _ in connection.notifies(timeout=seconds, stop_after=1):
-                break
-        except psycopg.Error as error:
-            log.warning("listen_failed", error=repr(error))
-            self.close()
-            time.sleep(seconds)  # Poll until the connection comes back.
-
-    def _listening(self) -> psycopg.Connection[object]:
-        if self.connection is None or self.connection.closed:
             self.connection = psycopg.connect(
                 self.conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
             )
             self.connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
-        return self.connection
+        except psycopg.Error as error:
+            log.warning("listen_failed", error=repr(error))
+            self.close()
+
+    def wait(self, seconds: float) -> None:
+        if self.connection is None:
+            time.sleep(seconds)  # Not listening: poll until the connection comes back.
+            return
+        try:
+            for _ in self.connection.notifies(timeout=seconds, stop_after=1):
+                break
+        except psycopg.Error as error:
+            log.warning("listen_failed", error=repr(error))
+            self.close()
 
     def close(self) -> None:
         if self.connection is not None:
@@ -78,6 +91,6 @@ def new_event_signal(store: Store) -> EventSignal:
     if store.database.dialect == "postgres":
         recorder = store.app.recorder
         assert isinstance(recorder, PostgresApplicationRecorder)
-        conninfo = store.url.replace("postgres://", "postgresql://", 1)
-        return PostgresListener(conninfo, recorder.channel_name)
+        assert isinstance(store.database, PostgresDatabase)
+        return PostgresListener(store.database.conninfo, recorder.channel_name)
     return Polling()

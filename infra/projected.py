@@ -19,9 +19,8 @@ from fastapi import Query, Request
 
 from infra.problems import Problem
 from infra.store import Store
-from projections.base import Cursor
+from projections.base import POSITION_MAX, Cursor
 
-POSITION_MAX = 2**62
 POLL_SECONDS = 0.01
 
 

@@ -22,13 +22,12 @@ from infra.schema import (
     create_postgres_schema,
     create_sqlite_schema,
 )
-from projections.base import Cursor, Database
+from projections.base import POSITION_MAX, Cursor, Database
 from projections.runner import Projector
 
 AGGREGATE_CACHE_SIZE = 10_000
 # The library retries a lost connection up to ten times; keep each try short.
 POSTGRES_TIMEOUT_SECONDS = 5
-POSITION_MAX = 2**62
 
 
 @dataclass
@@ -74,6 +73,7 @@ def open_store(
     projector = Projector(
         database, app.recorder, app.mapper.to_domain_event, read_notifications=reader
     )
+    projector.start()
     return Store(app, database, projector, url, postgres_schema)
 
 

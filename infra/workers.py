@@ -72,6 +72,7 @@ class ProjectorWorker(PeriodicWorker):
         super().__init__(0.0 if self.signal.wakes_on_commit else SQLITE_POLL_SECONDS)
 
     def tick(self) -> None:
+        self.signal.listen()
         self._applied_since_log += self.projector.catch_up()
         self._log_lag()
         self.signal.wait(PROJECTOR_WAKE_SECONDS_MAX)

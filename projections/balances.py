@@ -41,16 +41,24 @@ TABLES = {
 _HOLD_SIGNS = {wallet.FUNDS_HELD: 1, wallet.HOLD_RELEASED: -1}
 
 
+OWNERS_KEPT_MAX = 100_000  # About 30 MB; past it the memory starts afresh.
+
+
 class Owners:
     """Whose each wallet is, by wallet id. A wallet never changes owner, so what is
-    read once stays true: kept in memory across batches."""
+    read once stays true: kept in memory across batches, up to a bound."""
 
     def __init__(self) -> None:
         self._known: dict[str, tuple[str, str]] = {}
         self.cursor: Cursor | None = None  # The batch's, for wallets opened before it.
 
     def opened(self, event: Any) -> None:
-        self._known[str(event.originator_id)] = (event.player_id, event.mode)
+        self._keep(str(event.originator_id), (event.player_id, event.mode))
+
+    def _keep(self, wallet_id: str, owner: tuple[str, str]) -> None:
+        if len(self._known) >= OWNERS_KEPT_MAX:
+            self._known.clear()
+        self._known[wallet_id] = owner
 
     def of(self, event: Any) -> tuple[str, str]:
         """(player_id, mode) of the wallet that recorded the event."""
@@ -62,7 +70,7 @@ class Owners:
             )
             row = self.cursor.fetchone()
             assert row is not None, f"wallet {wallet_id} has events but was never opened"
-            self._known[wallet_id] = (str(row[0]), str(row[1]))
+            self._keep(wallet_id, (str(row[0]), str(row[1])))
         return self._known[wallet_id]
 
 

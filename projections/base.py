@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+# Past any real log position, within both stores' integers.
+POSITION_MAX = 2**62
 ROWS_PER_STATEMENT = 500  # Well under both stores' limits on parameters per statement.
 
 
@@ -60,23 +62,24 @@ def rows(cursor: Cursor, sql: str, params: Sequence[Any] = ()) -> Iterator[Seque
 def insert_rows(
     cursor: Cursor,
     table: str,
-    columns: Sequence[str],
+    columns: Sequence[str] | None,
     values: Sequence[Sequence[Any]],
     on_conflict: str = "",
 ) -> None:
-    """INSERT many rows, a few hundred per statement (or by COPY where the store has it)."""
+    """INSERT many rows, a few hundred per statement (or by COPY where the store has it).
+    Without `columns`, each row holds every column of the table, in order."""
     if not values:
         return
     copy_rows = getattr(cursor, "copy_rows", None)
     if copy_rows is not None and not on_conflict:
         copy_rows(table, columns, values)
         return
-    row = "(" + ", ".join("?" * len(columns)) + ")"
+    row = "(" + ", ".join("?" * len(values[0])) + ")"
+    listed = "" if columns is None else f" ({', '.join(columns)})"
     for start in range(0, len(values), ROWS_PER_STATEMENT):
         chunk = values[start : start + ROWS_PER_STATEMENT]
         cursor.execute(
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([row] * len(chunk))}"
-            f" {on_conflict}",
+            f"INSERT INTO {table}{listed} VALUES {', '.join([row] * len(chunk))} {on_conflict}",
             [value for one in chunk for value in one],
         )
 

@@ -9,7 +9,7 @@ bounded by the page, whatever the size of the table.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from projections.base import Cursor
@@ -81,3 +81,13 @@ def _page(
     bound = f"LIMIT {limit}" if limit is not None else ""
     cursor.execute(f"SELECT {columns}, * FROM {table} {where} ORDER BY {columns} {bound}", params)
     return {tuple(row[: len(keys)]): tuple(row[len(keys) :]) for row in cursor.fetchall()}
+
+
+def pages(cursor: Cursor, table: str, keys: tuple[str, ...]) -> Iterator[list[Sequence[Any]]]:
+    """Every row of the table (all its columns, in order), a page at a time."""
+    after: Key | None = None
+    while page := _page(cursor, table, keys, after, None, PAGE_ROWS):
+        yield list(page.values())
+        if len(page) < PAGE_ROWS:
+            return
+        after = next(reversed(page))

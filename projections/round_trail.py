@@ -77,7 +77,3 @@ def trail(cursor: Cursor, round_id: str) -> list[dict[str, Any]]:
     for event in trail:
         event["data"] = json.loads(event["data"])
     return trail
-
-
-def is_over(trail: list[dict[str, Any]]) -> bool:
-    return any(event["topic"] in ENDED for event in trail)

@@ -23,7 +23,9 @@ from projections import (
 )
 from projections.base import Cursor, Database, View
 
-NAME = "read_models"
+# The read models' tracking name, with their version: bumped whenever a read model
+# changes what it holds, so a store made before is rebuilt on opening (`start`).
+NAME = "read_models@2"
 BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (
@@ -79,6 +81,17 @@ class Projector:
         return self.recorder.select_notifications(  # type: ignore[no-any-return]
             start=start, limit=limit, stop=stop, inclusive_of_start=False
         )
+
+    def start(self) -> None:
+        """Empty read models made by another version of them, so they are built again
+        from the whole log; read models of this version are kept as they are."""
+        with self.database.read() as cursor:
+            cursor.execute("SELECT projection FROM projection_tracking")
+            names = {str(row[0]) for row in cursor.fetchall()}
+        if names and names != {NAME}:
+            with self.database.write() as cursor:
+                cursor.execute("DELETE FROM projection_tracking WHERE projection <> ?", (NAME,))
+                empty(cursor)
 
     def head(self) -> int:
         """The position of the newest event in the log."""

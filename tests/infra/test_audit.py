@@ -542,3 +542,36 @@ def test_no_chain_link_that_depends_on_a_hidden_card_is_printed(store: Store) ->
     store.app.act(round_.round_id, 1, 0, "stand")
     over = verify(store, None, lambda _: None)
     assert over.hidden_from is None and over.head_position == store.projector.head()
+
+
+def test_a_round_dealt_past_the_read_models_counts_as_hidden(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    play_some_rounds(store)
+    store.projector.catch_up()
+    included = store.projector.position()
+    monkeypatch.setattr(store.projector, "catch_up", lambda *_: 0)  # The read models lag.
+    store.app.register_player("ann", "Ann")
+    store.app.deposit("ann", "real", 10_000)
+    round_ = store.app.open_blackjack_round("ann", "real", "2", ["10", "9", "8", "7"]).result
+    assert round_ is not None
+    store.app.place_bet(round_.round_id, "1", 1000)
+    store.app.deal(round_.round_id)  # Unknown to the read models: perhaps a round in play.
+    report = verify(store, None, lambda _: None)
+    assert (report.hidden_from, report.head_position) == (included + 1, included)
+
+
+def test_a_round_not_over_is_checked_without_showing_its_cards(
+    store: Store, attacker: Attacker
+) -> None:
+    store.app.register_player("ann", "Ann")
+    store.app.deposit("ann", "real", 10_000)
+    round_ = store.app.open_blackjack_round("ann", "real", "2", ["10", "9", "8", "7"]).result
+    assert round_ is not None
+    store.app.place_bet(round_.round_id, "1", 1000)
+    store.app.deal(round_.round_id)  # In play: the 7 lies face down.
+    dealt = attacker.row("casino:BlackjackRound.CardDealt")
+    attacker.set_state(dealt.position, dealt.state.replace(b'"10', b'"J'))
+    problems = problems_of(store)
+    assert named(problems, f"round {round_.round_id} (not over yet)", "withheld")
+    assert not any("shoe" in problem or "'7" in problem for problem in problems), problems
