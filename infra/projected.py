@@ -11,6 +11,7 @@ to CASINO_READ_WAIT_SECONDS, then answers 503 `projection_behind`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,14 +41,18 @@ def min_position(
 @contextmanager
 def projected(request: Request, *, whole_log: bool = False) -> Iterator[Cursor]:
     """A read transaction on read models that include the position asked for (or,
-    with `whole_log`, every event stored when the call began)."""
+    with `whole_log`, every event stored when the call began; a command reads so, and
+    past the wait it goes on with the read models as they are rather than fail)."""
     store: Store = request.app.state.store
     if store.projector_inside:
         store.projector.catch_up()
     else:
-        wanted = store.projector.head() if whole_log else request.state.min_position
-        if wanted:
-            wait_for(store, wanted, request.app.state.settings.read_wait_seconds)
+        seconds = request.app.state.settings.read_wait_seconds
+        if whole_log:
+            with contextlib.suppress(Problem):
+                wait_for(store, store.projector.head(), seconds)
+        elif request.state.min_position:
+            wait_for(store, request.state.min_position, seconds)
     with store.database.read() as cursor:
         yield cursor
 

@@ -123,3 +123,11 @@ def test_reports_accept_a_position_to_wait_for(api: Api) -> None:
 def test_a_bad_projector_setting_is_refused_by_name(setting: str, value: str) -> None:
     with pytest.raises(ConfigError, match=f"CASINO_{setting.upper()}"):
         load_settings(**{setting: value})
+
+
+def test_a_reconnect_goes_on_when_the_separate_projector_lags(separate: Api) -> None:
+    separate.player("alice")
+    deposit_to_alice(separate, "5.00")  # Never projected: no projector runs here.
+    answer = separate.post("/v1/players/alice/reconnect")
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"player_id": "alice", "open_rounds": []}
