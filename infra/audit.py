@@ -125,7 +125,7 @@ def verify(
     with store.database.read() as cursor:
         chain_head = event_chain.head_position(cursor)
         hidden_from = report.hidden_from = event_chain.first_hidden_position(cursor)
-    up_to = max(chain_head, store.app.recorder.max_notification_id() or 0)
+    up_to = max(chain_head, store.projector.head())
     chain = _Chain(anchors or {}, hidden_from)
     versions = _Versions()
     books = _Books()
@@ -203,12 +203,6 @@ class _Problems:
         return self.listed + more
 
 
-def _link(previous: str, aggregate: str, notification: Any) -> str:
-    return event_chain.link_of(
-        previous, aggregate, notification.originator_version, notification.topic, notification.state
-    )
-
-
 def _name(stored: Any) -> str:
     return f"{stored.originator_id} version {stored.originator_version}"
 
@@ -232,11 +226,11 @@ class _Chain:
         if notification is not None:
             aggregate = str(notification.originator_id)
             if row is not None and row.originator_id == aggregate:
-                mine = _link(previous, aggregate, notification)
+                mine = event_chain.link(previous, notification)
             self.recomputed = (
                 mine
                 if mine is not None and self.recomputed == previous
-                else _link(self.recomputed, aggregate, notification)
+                else event_chain.link(self.recomputed, notification)
             )
             self.head_position = position
             self._check_anchor(position)

@@ -156,7 +156,7 @@ class Export:
 
     def __init__(self, store: Store, chosen: Selection) -> None:
         self.store, self.selection = store, chosen
-        self.head = int(store.app.recorder.max_notification_id() or 0)
+        self.head = store.projector.head()
         self.start = chosen.first
         self.stop = self.head if chosen.last is None else min(chosen.last, self.head)
         self.exported = self.redacted = self.linked = 0

@@ -145,7 +145,7 @@ def audit_verify(
         typer.echo(str(error), err=True)
         raise typer.Exit(2) from None
     store = open_configured_store(settings_or_exit())
-    total = store.app.recorder.max_notification_id() or 0
+    total = store.projector.head()
     with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
         task = progress.add_task("verifying events", total=total)
         report = verify(store, round_id, lambda batch: progress.advance(task, batch), anchors)
