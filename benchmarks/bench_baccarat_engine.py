@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import time
 
-from domain.baccarat import play_coup
-from domain.baccarat_odds import exact_odds
+from domain.baccarat.odds import exact_odds
+from domain.baccarat.rules import play_coup
 from domain.shoe import draw_seed, shuffled_shoe
 
 DECKS = 8

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import psycopg
 
-from domain import blackjack_play as rules
-from domain.blackjack import hand_value
-from domain.blackjack_round import IN_PLAY, BlackjackRound
+from domain.blackjack import play as rules
+from domain.blackjack.hands import hand_value
+from domain.blackjack.round import IN_PLAY, BlackjackRound
 from infra.store import Store, open_store
 
 POSTGRES_URL = os.environ.get(

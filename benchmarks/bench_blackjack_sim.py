@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Iterator
 
-from domain.blackjack import (
+from domain.blackjack.hands import (
     CHARLIE_CARDS,
     card_points,
     dealer_needs_card,
@@ -29,7 +29,7 @@ from domain.blackjack import (
     same_rank,
     settle_hand,
 )
-from domain.blackjack_play import DEALER, deal_order
+from domain.blackjack.play import DEALER, deal_order
 
 ROUNDS_DEFAULT = 1_000_000
 SEED_DEFAULT = 2024

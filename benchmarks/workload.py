@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from domain import blackjack_play as rules
-from domain.blackjack import hand_value
-from domain.blackjack_round import IN_PLAY, BlackjackRound
+from domain.blackjack import play as rules
+from domain.blackjack.hands import hand_value
+from domain.blackjack.round import IN_PLAY, BlackjackRound
 from domain.errors import DomainError
 from infra.store import Store
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import Aggregate
 
-from domain.baccarat_commands import BaccaratCommands
+from domain.baccarat.p2p_steps import P2PCommands
+from domain.baccarat.steps import BaccaratCommands
 from domain.blackjack_commands import BlackjackCommands
 from domain.errors import HistoryUnavailable, InvalidPointsChange, PlayerExists, UnknownPlayer
 from domain.ids import MODES, check_player_id, player_uuid
-from domain.p2p_commands import P2PCommands
 from domain.player import Player
 from domain.round_commands import RoundCommands
 from domain.seam import CommandSeam, Movement, Outcome, Receipt, Unit, new_id

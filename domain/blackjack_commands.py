@@ -11,12 +11,12 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from domain.blackjack_game import BlackjackGame, settle_if_over
-from domain.blackjack_round import BlackjackRound
+from domain.blackjack.round import BlackjackRound
+from domain.blackjack.steps import BlackjackGame, settle_if_over
 from domain.errors import DomainError, IllegalAction, NoBets, NoPreviousBets
-from domain.games import check_certification
 from domain.round_commands import GAMES
 from domain.seam import CommandSeam, Outcome, Receipt, Unit
+from domain.settings import check_certification
 from domain.shoe import draw_seed
 
 BLACKJACK = BlackjackGame()

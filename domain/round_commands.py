@@ -7,10 +7,10 @@ from typing import Any, Protocol
 
 from eventsourcing.domain import Aggregate
 
-from domain.baccarat_commands import BaccaratGame
-from domain.baccarat_round import BaccaratRound
-from domain.blackjack_game import BlackjackGame
-from domain.blackjack_round import BlackjackRound
+from domain.baccarat.round import BaccaratRound
+from domain.baccarat.steps import BaccaratGame
+from domain.blackjack.round import BlackjackRound
+from domain.blackjack.steps import BlackjackGame
 from domain.seam import CommandSeam, Outcome, Receipt, Unit
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 from uuid import UUID
 
-from domain.games import check_shoe_prefix
+from domain.settings import check_shoe_prefix
 from domain.shoe import committed_shoe
 
 

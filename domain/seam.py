@@ -25,6 +25,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, InterfaceError, OperationalError
 from eventsourcing.utils import EnvType
 
+from domain.baccarat.p2p import Lobby, Table, lobby_uuid
 from domain.errors import (
     ConcurrencyExhausted,
     DomainError,
@@ -33,11 +34,10 @@ from domain.errors import (
     UnknownRound,
     UnknownTable,
 )
-from domain.games import GameSettings
 from domain.ids import check_mode, check_player_id, player_uuid, receipt_uuid, wallet_uuid
-from domain.p2p import Lobby, Table, lobby_uuid
 from domain.player import Player
 from domain.receipt import CommandReceipt
+from domain.settings import GameSettings
 from domain.wallet import Wallet
 
 T = TypeVar("T")

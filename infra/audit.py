@@ -26,11 +26,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from domain import audit
-from domain import baccarat_round as baccarat_topics
-from domain import blackjack_round as blackjack_topics
 from domain import wallet as wallet_topics
-from domain.blackjack_audit import verify_blackjack_round
+from domain.baccarat import audit
+from domain.baccarat import round as baccarat_topics
+from domain.blackjack import round as blackjack_topics
+from domain.blackjack.audit import verify_blackjack_round
 from domain.receipt import CommandReceipt
 from infra import event_chain
 from infra.event_chain import ChainRow

@@ -14,8 +14,8 @@ from typing import Annotated
 
 import typer
 
-from domain.baccarat import TIE_PAYS_MAX, VARIANTS, play_coup
-from domain.baccarat_odds import BaccaratOdds, exact_odds
+from domain.baccarat.odds import BaccaratOdds, exact_odds
+from domain.baccarat.rules import TIE_PAYS_MAX, VARIANTS, play_coup
 from domain.cards import CARDS_PER_DECK, DECKS_MAX, parse_cards
 
 # Limits on bulk input: no real coup needs more cards than the largest shoe.

@@ -11,7 +11,8 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from domain.games import (
+from domain.money import InvalidAmount, parse_amount
+from domain.settings import (
     BlackjackHall,
     BlackjackSettings,
     GameSettings,
@@ -19,7 +20,6 @@ from domain.games import (
     P2PBaccarat,
     TableType,
 )
-from domain.money import InvalidAmount, parse_amount
 
 ROLES = ("service", "operator", "auditor")
 DEV_KEYS = {"dev-service": "service", "dev-operator": "operator", "dev-auditor": "auditor"}

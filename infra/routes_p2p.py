@@ -9,8 +9,8 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from domain.application import CasinoApplication
+from domain.baccarat.p2p import Table
 from domain.money import format_cents
-from domain.p2p import Table
 from infra.auth import READ
 from infra.idempotency import Command, service_command
 from infra.routes_players import Body, app_of

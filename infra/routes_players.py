@@ -9,11 +9,11 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from domain.application import CasinoApplication, check_history_available
+from domain.baccarat.p2p_steps import Reconnection
 from domain.errors import InvalidAmount
 from domain.ids import PLAYER_ID_PATTERN
 from domain.money import InvalidAmount as BadAmountText
 from domain.money import format_cents, parse_amount
-from domain.p2p_commands import Reconnection
 from domain.player import DISPLAY_NAME_LENGTH_MAX
 from infra.auth import READ
 from infra.idempotency import Command, operator_command, service_command

@@ -14,7 +14,7 @@ from uuid import UUID
 from eventsourcing.persistence import Notification
 
 from domain.application import CasinoApplication
-from domain.games import GameSettings
+from domain.settings import GameSettings
 from infra.database import PostgresDatabase, SQLiteDatabase
 from infra.schema import (
     SQLITE_EVENTS_TABLE,

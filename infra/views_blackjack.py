@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain import blackjack_play as rules
-from domain.blackjack import hand_value, is_blackjack, is_bust
-from domain.blackjack_round import INTERRUPTED_STATUS, SETTLED_STATUS, VOIDED_STATUS, BlackjackRound
+from domain.blackjack import play as rules
+from domain.blackjack.hands import hand_value, is_blackjack, is_bust
+from domain.blackjack.round import INTERRUPTED_STATUS, SETTLED_STATUS, VOIDED_STATUS, BlackjackRound
 from domain.money import format_cents
 
 

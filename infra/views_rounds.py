@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain import baccarat
-from domain.baccarat_round import OPEN, BaccaratRound
-from domain.blackjack_round import BlackjackRound
+from domain.baccarat import rules as baccarat
+from domain.baccarat.round import OPEN, BaccaratRound
+from domain.blackjack.round import BlackjackRound
 from domain.money import format_cents
 from infra.views_blackjack import blackjack_round_view
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain import blackjack_round as topics
+from domain.blackjack import round as topics
 from projections.base import Cursor, insert_rows, rows
 
 SCHEMA = """

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain import baccarat_round, blackjack_round
+from domain.baccarat import round as baccarat_round
+from domain.blackjack import round as blackjack_round
 from projections.base import Cursor, insert_rows, rows
 from projections.round_trail import ENDED, ROUNDS
 

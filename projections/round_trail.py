@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from domain import baccarat_round, blackjack_round, wallet
+from domain import wallet
+from domain.baccarat import round as baccarat_round
+from domain.blackjack import round as blackjack_round
 from projections.base import Cursor, insert_rows, rows
 
 SCHEMA = """

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from domain.games import GameSettings
+from domain.settings import GameSettings
 from infra.api import create_app
 from infra.config import load_settings
 from infra.store import Store, open_store

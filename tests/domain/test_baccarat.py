@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from domain.baccarat import (
+from domain.baccarat.rules import (
     HOUSE,
     P2P,
     SPOTS,

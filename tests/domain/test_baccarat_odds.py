@@ -2,7 +2,7 @@ from fractions import Fraction
 
 import pytest
 
-from domain.baccarat_odds import exact_odds
+from domain.baccarat.odds import exact_odds
 
 
 def test_eight_decks_reproduce_the_published_probabilities() -> None:

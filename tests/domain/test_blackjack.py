@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from domain.blackjack import (
+from domain.blackjack.hands import (
     BOXES_MAX,
     OUTCOME_BLACKJACK,
     OUTCOME_BUST,

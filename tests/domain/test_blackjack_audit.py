@@ -3,9 +3,9 @@
 from types import SimpleNamespace
 from typing import Any
 
-from domain.audit import WalletEntry
-from domain.blackjack_audit import play_again, verify_blackjack_round
-from domain.blackjack_round import BlackjackRound
+from domain.baccarat.audit import WalletEntry
+from domain.blackjack.audit import play_again, verify_blackjack_round
+from domain.blackjack.round import BlackjackRound
 from domain.wallet import ROUND_SETTLED
 from tests.domain.test_blackjack_round import given
 

@@ -3,7 +3,7 @@ without a store, then the player's rounds in play on both stores."""
 
 import pytest
 
-from domain.blackjack_round import (
+from domain.blackjack.round import (
     BY_PLAYER,
     BY_SYSTEM,
     IN_PLAY,

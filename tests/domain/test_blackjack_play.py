@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.blackjack import InvalidBoxNumber
-from domain.blackjack_play import (
+from domain.blackjack.hands import InvalidBoxNumber
+from domain.blackjack.play import (
     DEALER,
     PHASE_DEALER,
     PHASE_INSURANCE,

@@ -10,19 +10,19 @@ import contextlib
 import random
 from uuid import UUID
 
-from domain import blackjack_play as rules
 from domain.application import CasinoApplication
-from domain.audit import WalletEntry, replay
-from domain.blackjack_audit import verify_blackjack_round
-from domain.blackjack_round import IN_PLAY, SETTLED_STATUS, BlackjackRound
+from domain.baccarat.audit import WalletEntry, replay
+from domain.blackjack import play as rules
+from domain.blackjack.audit import verify_blackjack_round
+from domain.blackjack.round import IN_PLAY, SETTLED_STATUS, BlackjackRound
 from domain.errors import (
     AboveTableMaximum,
     BetsAlreadyPlaced,
     InsufficientFunds,
     NoPreviousBets,
 )
-from domain.games import BlackjackSettings
 from domain.ids import wallet_uuid
+from domain.settings import BlackjackSettings
 from domain.wallet import topic_of
 from infra.store import Store
 from projections import balances

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from domain.blackjack_play import DEALER, PHASE_INSURANCE, deal_order, settle_round
-from domain.blackjack_round import (
+from domain.blackjack.play import DEALER, PHASE_INSURANCE, deal_order, settle_round
+from domain.blackjack.round import (
     BY_SYSTEM,
     IN_PLAY,
     SETTLED_STATUS,
@@ -23,7 +23,7 @@ from domain.errors import (
     NoStakeOnBox,
     RoundNotOpen,
 )
-from domain.games import BlackjackSettings
+from domain.settings import BlackjackSettings
 from domain.shoe import certification_shoe
 
 SEED = "00" * 32

@@ -2,7 +2,7 @@
 
 import random
 
-from domain.baccarat_round import BaccaratRound
+from domain.baccarat.round import BaccaratRound
 from domain.shoe import shuffled_shoe
 from infra.store import Store
 from projections import balances

@@ -3,7 +3,7 @@
 import random
 import threading
 
-from domain.baccarat_round import BaccaratRound
+from domain.baccarat.round import BaccaratRound
 from domain.errors import NoDealerAvailable
 from domain.wallet import COMMISSION_CHARGED, POINTS_CHANGED
 from infra.store import Store

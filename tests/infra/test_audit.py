@@ -22,7 +22,7 @@ import pytest
 from eventsourcing.persistence import PersistenceError
 from typer.testing import CliRunner
 
-from domain.games import GameSettings
+from domain.settings import GameSettings
 from infra import event_chain
 from infra.audit import AuditReport, verify
 from infra.cli import app as cli

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from domain.blackjack_round import BlackjackRound
+from domain.blackjack.round import BlackjackRound
 from infra.audit import verify
 from infra.config import ConfigError, load_settings
 from infra.store import Store

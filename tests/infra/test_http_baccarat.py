@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from domain.games import GameSettings, HouseBaccarat
+from domain.settings import GameSettings, HouseBaccarat
 from domain.shoe import certification_shoe
 from infra.api import create_app
 from infra.config import load_settings

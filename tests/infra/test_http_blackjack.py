@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from domain.games import BlackjackHall, BlackjackSettings, GameSettings
+from domain.settings import BlackjackHall, BlackjackSettings, GameSettings
 from infra.api import create_app
 from infra.config import ConfigError, load_settings
 from infra.store import Store

@@ -20,8 +20,8 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
-from domain import blackjack_play as rules
-from domain.blackjack import BOXES_MAX, insurance_stake_cents
+from domain.blackjack import play as rules
+from domain.blackjack.hands import BOXES_MAX, insurance_stake_cents
 from domain.errors import (
     AboveTableMaximum,
     BelowTableMinimum,
@@ -33,9 +33,9 @@ from domain.errors import (
     RoundInterrupted,
     RoundNotOpen,
 )
-from domain.games import BlackjackHall
 from domain.money import format_cents
 from domain.rounds import CommittedRound
+from domain.settings import BlackjackHall
 from domain.shoe import (
     SHUFFLE_ALGORITHM,
     commitment,

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.baccarat_round import OPEN, P2P, BaccaratRound
-from domain.blackjack_interruptions import interrupt_rounds_in_play, resume_interrupted_rounds
-from domain.blackjack_round import BlackjackRound
+from domain.baccarat.p2p import CLOSED, SEATED, Table
+from domain.baccarat.round import OPEN, P2P, BaccaratRound
+from domain.blackjack.interruptions import interrupt_rounds_in_play, resume_interrupted_rounds
+from domain.blackjack.round import BlackjackRound
 from domain.errors import NoDealerAvailable, NotEligibleToDeal, UnknownTableType
-from domain.games import P2PBaccarat, TableType, check_certification
 from domain.money import format_cents
-from domain.p2p import CLOSED, SEATED, Table
 from domain.player import Player
 from domain.seam import CommandSeam, Outcome, Receipt, Unit
+from domain.settings import P2PBaccarat, TableType, check_certification
 from domain.shoe import draw_seed
 from domain.wallet import Wallet
 

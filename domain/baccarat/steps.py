@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from domain.baccarat_round import HOUSE, OPEN, P2P, BaccaratRound
-from domain.games import check_certification
-from domain.p2p_commands import close_if_dealer_gone, end_round, void_round
+from domain.baccarat.p2p_steps import close_if_dealer_gone, end_round, void_round
+from domain.baccarat.round import HOUSE, OPEN, P2P, BaccaratRound
 from domain.seam import CommandSeam, Outcome, Receipt, Unit
+from domain.settings import check_certification
 from domain.shoe import draw_seed
 from domain.wallet import CASINO_BANK
 

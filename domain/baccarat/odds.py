@@ -15,7 +15,7 @@ import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 
-from domain.baccarat import (
+from domain.baccarat.rules import (
     BANKER_PAYS_DENOMINATOR,
     BANKER_PAYS_NUMERATOR,
     banker_draws,

@@ -27,7 +27,7 @@ and the time of their interruption from a read model
 
 from __future__ import annotations
 
-from domain.blackjack_round import IN_PLAY, BlackjackRound
+from domain.blackjack.round import IN_PLAY, BlackjackRound
 from domain.player import Player
 from domain.seam import Unit
 

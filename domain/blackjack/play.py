@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from domain.blackjack import (
+from domain.blackjack.hands import (
     BOXES_MAX,
     DOUBLE_TOTALS,
     OUTCOME_EVEN_MONEY,

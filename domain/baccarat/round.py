@@ -13,7 +13,7 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
-from domain import baccarat
+from domain.baccarat import rules as baccarat
 from domain.errors import (
     AboveTableMaximum,
     BelowTableMinimum,
@@ -23,9 +23,9 @@ from domain.errors import (
     RoundNotOpen,
     UnknownSpot,
 )
-from domain.games import BASIS_POINTS, CENTS_PER_DOLLAR, chips_for
 from domain.money import format_cents, fraction_half_up
 from domain.rounds import CommittedRound
+from domain.settings import BASIS_POINTS, CENTS_PER_DOLLAR, chips_for
 from domain.shoe import (
     SHUFFLE_ALGORITHM,
     commitment,

@@ -15,10 +15,10 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from domain.blackjack_interruptions import after_deal, after_settlement, finish_idle_round
-from domain.blackjack_round import IN_PLAY, OPEN, SETTLED_STATUS, BlackjackRound, parse_box
+from domain.blackjack.interruptions import after_deal, after_settlement, finish_idle_round
+from domain.blackjack.last_bets import LastBets, last_bets_uuid
+from domain.blackjack.round import IN_PLAY, OPEN, SETTLED_STATUS, BlackjackRound, parse_box
 from domain.errors import BetsAlreadyPlaced, NoPreviousBets
-from domain.last_bets import LastBets, last_bets_uuid
 from domain.seam import Unit
 from domain.wallet import CASINO_BANK, Wallet
 

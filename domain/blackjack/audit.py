@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain import blackjack_play as rules
-from domain import blackjack_round as topics
 from domain import wallet as wallet_topics
-from domain.audit import WalletEntry, replay
-from domain.blackjack_round import OPEN, SETTLED_STATUS, BlackjackRound
+from domain.baccarat.audit import WalletEntry, replay
+from domain.blackjack import play as rules
+from domain.blackjack import round as topics
+from domain.blackjack.round import OPEN, SETTLED_STATUS, BlackjackRound
 from domain.shoe import commitment
 
 

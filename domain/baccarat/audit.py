@@ -12,12 +12,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from domain import baccarat
-from domain import baccarat_round as topics
 from domain import wallet as wallet_topics
-from domain.baccarat_round import OPEN, SETTLED_STATUS, BaccaratRound
-from domain.games import BASIS_POINTS, CENTS_PER_DOLLAR
+from domain.baccarat import round as topics
+from domain.baccarat import rules as baccarat
+from domain.baccarat.round import OPEN, SETTLED_STATUS, BaccaratRound
 from domain.money import fraction_half_up
+from domain.settings import BASIS_POINTS, CENTS_PER_DOLLAR
 from domain.shoe import commitment
 
 
