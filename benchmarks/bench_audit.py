@@ -16,9 +16,9 @@ import sys
 import time
 
 from benchmarks.bench_blackjack_rounds import play_round
-from infra.audit import verify
+from infra.audit.verify import verify
 from infra.logs import configure_logging
-from infra.store import Store, open_store
+from infra.store.store import Store, open_store
 
 PLAYERS = 50
 DEPOSIT_CENTS = 10_000_000_00

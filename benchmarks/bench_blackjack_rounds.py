@@ -19,7 +19,7 @@ import psycopg
 from domain.blackjack import play as rules
 from domain.blackjack.hands import hand_value
 from domain.blackjack.round import IN_PLAY, BlackjackRound
-from infra.store import Store, open_store
+from infra.store.store import Store, open_store
 
 POSTGRES_URL = os.environ.get(
     "CASINO_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"

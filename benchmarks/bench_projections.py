@@ -26,10 +26,10 @@ import psycopg
 
 from benchmarks import workload
 from benchmarks.bench_rounds import POSTGRES_URL, drop_schemas, seat_p2p
+from infra.audit.rebuild import compare_with_rebuild
 from infra.logs import configure_logging
-from infra.rebuild import compare_with_rebuild
-from infra.schema import POSTGRES_EVENTS_TABLE, SQLITE_EVENTS_TABLE
-from infra.store import Store, open_store
+from infra.store.schema import POSTGRES_EVENTS_TABLE, SQLITE_EVENTS_TABLE
+from infra.store.store import Store, open_store
 
 EVENTS = int(os.environ.get("BENCH_REBUILD_EVENTS", "200000"))
 LAG_SECONDS = float(os.environ.get("BENCH_LAG_SECONDS", "15"))

@@ -19,7 +19,7 @@ import httpx
 import psycopg
 
 from infra.logs import configure_logging
-from infra.store import Store, open_store
+from infra.store.store import Store, open_store
 
 POSTGRES_URL = os.environ.get(
     "CASINO_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"

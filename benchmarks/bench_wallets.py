@@ -17,7 +17,7 @@ from pathlib import Path
 import psycopg
 
 from domain.seam import Receipt
-from infra.store import Store, open_store
+from infra.store.store import Store, open_store
 
 POSTGRES_URL = os.environ.get(
     "CASINO_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
@@ -32,12 +32,12 @@ def deposits_per_second(store: Store, with_receipts: bool) -> float:
         store.app.register_player(player, player)
     started = time.perf_counter()
     for index in range(DEPOSITS):
-        receipt = (
-            Receipt(uuid.uuid4().hex, "bench", lambda movement: {"id": movement.transaction_id})
-            if with_receipts
-            else None
-        )
-        store.app.deposit(players[index % PLAYERS], "real", 100, receipt)
+        player = players[index % PLAYERS]
+        if with_receipts:
+            receipt = Receipt(uuid.uuid4().hex, "bench", lambda moved: {"id": moved.transaction_id})
+            store.app.deposit.with_receipt(receipt, player, "real", 100)
+        else:
+            store.app.deposit(player, "real", 100)
     return DEPOSITS / (time.perf_counter() - started)
 
 

@@ -11,7 +11,7 @@ from domain.blackjack import play as rules
 from domain.blackjack.hands import hand_value
 from domain.blackjack.round import IN_PLAY, BlackjackRound
 from domain.errors import DomainError
-from infra.store import Store
+from infra.store.store import Store
 
 MODES = ("real", "play")
 STAND_FROM = 17

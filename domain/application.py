@@ -1,105 +1,270 @@
-"""The application: its methods are the commands; they all pass the seam's `run`."""
+"""The application: every command the casino takes, each a short method.
+
+A command loads what it needs into its unit, calls one step of its game and
+returns the result; the seam (`domain/seam.py`) saves everything the unit
+touched in one atomic save and runs the method again after a conflict. Round
+commands find the round by its id and dispatch on its game once, with `match`.
+
+    route -> application method -> game step (aggregates, pure rules) -> one save
+"""
 
 from __future__ import annotations
 
-from eventsourcing.application import AggregateNotFoundError
-from eventsourcing.domain import Aggregate
+import datetime
+from dataclasses import dataclass
+from typing import assert_never
 
-from domain.baccarat.p2p_steps import P2PCommands
-from domain.baccarat.steps import BaccaratCommands
-from domain.blackjack_commands import BlackjackCommands
-from domain.errors import HistoryUnavailable, InvalidPointsChange, PlayerExists, UnknownPlayer
-from domain.ids import MODES, check_player_id, player_uuid
-from domain.player import Player
-from domain.round_commands import RoundCommands
-from domain.seam import CommandSeam, Movement, Outcome, Receipt, Unit, new_id
-from domain.wallet import Wallet
+from eventsourcing.utils import EnvType
 
-POINTS_CHANGE_MAX = 1_000_000_000
-REASON_LENGTH_MAX = 500
+from domain.baccarat import p2p_steps
+from domain.baccarat import steps as baccarat
+from domain.baccarat.p2p import Table, load_table
+from domain.baccarat.round import BaccaratRound
+from domain.blackjack import steps as blackjack
+from domain.blackjack.interruptions import interrupt_rounds_in_play, resume_interrupted_rounds
+from domain.blackjack.round import BlackjackRound, load_blackjack_round, parse_box
+from domain.errors import HistoryUnavailable, IllegalAction, NoPreviousBets, PlayerExists
+from domain.ids import MODES, check_player_id, new_id, player_uuid
+from domain.player import Player, load_player
+from domain.rounds import check_certification, load_round
+from domain.seam import CommandSeam, Sleep, command
+from domain.settings import GameSettings
+from domain.unit import Unit
+from domain.wallet import Movement, Wallet, load_wallet
+
+Round = BaccaratRound | BlackjackRound  # every game's round, for `match`
 
 
-class CasinoApplication(
-    BaccaratCommands, P2PCommands, BlackjackCommands, RoundCommands, CommandSeam
-):
+@dataclass(frozen=True)
+class Reconnection:
+    """A reconnected player, and their blackjack rounds in play (resumed ones included)."""
+
+    player: Player
+    blackjack_rounds: list[BlackjackRound]
+
+
+class CasinoApplication(CommandSeam):
     # The name prefixes the PostgreSQL tables (casino_events); never change it.
     name = "casino"
 
-    # Commands.
+    def __init__(
+        self,
+        env: EnvType | None = None,
+        games: GameSettings | None = None,
+        sleep: Sleep | None = None,
+    ) -> None:
+        self.games = games or GameSettings()
+        super().__init__(env, sleep)
 
-    def register_player(
-        self, player_id: str, display_name: str, receipt: Receipt | None = None
-    ) -> Outcome[Player]:
-        return self.run(lambda unit: _register(self, unit, player_id, display_name), receipt)
+    # Players and wallets.
 
-    def deposit(
-        self, player_id: str, mode: str, amount_cents: int, receipt: Receipt | None = None
-    ) -> Outcome[Movement]:
-        def command(unit: Unit) -> Movement:
-            movement = Movement(unit.wallet(player_id, mode), new_id())
-            movement.wallet.deposit(movement.transaction_id, amount_cents)
-            return movement
-
-        return self.run(command, receipt)
-
-    def withdraw(
-        self, player_id: str, mode: str, amount_cents: int, receipt: Receipt | None = None
-    ) -> Outcome[Movement]:
-        def command(unit: Unit) -> Movement:
-            movement = Movement(unit.wallet(player_id, mode), new_id())
-            movement.wallet.withdraw(movement.transaction_id, amount_cents)
-            return movement
-
-        return self.run(command, receipt)
-
-    def adjust_points(
-        self, player_id: str, mode: str, change: int, reason: str, receipt: Receipt | None = None
-    ) -> Outcome[Wallet]:
-        _check_points_adjustment(change, reason)
-
-        def command(unit: Unit) -> Wallet:
-            wallet = unit.wallet(player_id, mode)
-            wallet.change_points(change, "operator", None, reason.strip())
-            return wallet
-
-        return self.run(command, receipt)
-
-    # Queries.
-
-    def player(self, player_id: str) -> Player:
+    @command
+    def register_player(self, unit: Unit, player_id: str, display_name: str) -> Player:
+        """Register a player and open both wallets, real and play money."""
         check_player_id(player_id)
-        try:
-            player: Aggregate = self.fresh.get(player_uuid(player_id))
-        except AggregateNotFoundError:
-            raise UnknownPlayer(f"no player {player_id} is registered") from None
-        assert isinstance(player, Player)
+        if unit.find(Player, player_uuid(player_id)) is not None:
+            raise PlayerExists(f"player {player_id} is already registered")
+        player = Player(player_id, display_name)
+        unit.add(player)
+        for mode in MODES:
+            unit.add(Wallet(player_id, mode))
         return player
 
+    @command
+    def deposit(self, unit: Unit, player_id: str, mode: str, amount_cents: int) -> Movement:
+        movement = Movement(load_wallet(unit, player_id, mode), new_id())
+        movement.wallet.deposit(movement.transaction_id, amount_cents)
+        return movement
+
+    @command
+    def withdraw(self, unit: Unit, player_id: str, mode: str, amount_cents: int) -> Movement:
+        movement = Movement(load_wallet(unit, player_id, mode), new_id())
+        movement.wallet.withdraw(movement.transaction_id, amount_cents)
+        return movement
+
+    @command
+    def adjust_points(
+        self, unit: Unit, player_id: str, mode: str, change: int, reason: str
+    ) -> Wallet:
+        """An operator's adjustment of dealer points, with a reason (RULES.md 2.1)."""
+        wallet = load_wallet(unit, player_id, mode)
+        wallet.adjust_points(change, reason)
+        return wallet
+
+    # Rounds of every game.
+
+    @command
+    def place_bet(self, unit: Unit, round_id: str, target: str, amount_cents: int) -> Round:
+        match round_ := _round(unit, round_id):
+            case BaccaratRound():
+                baccarat.place_bet(unit, round_, target, amount_cents)
+            case BlackjackRound():
+                blackjack.place_bet(unit, round_, parse_box(target), amount_cents)
+            case _:
+                assert_never(round_)
+        return round_
+
+    @command
+    def remove_bet(self, unit: Unit, round_id: str, target: str) -> Round:
+        match round_ := _round(unit, round_id):
+            case BaccaratRound():
+                baccarat.remove_bet(unit, round_, target)
+            case BlackjackRound():
+                blackjack.remove_bet(unit, round_, parse_box(target))
+            case _:
+                assert_never(round_)
+        return round_
+
+    @command
+    def cancel_bets(self, unit: Unit, round_id: str) -> Round:
+        """Take every stake of a round back before the deal, whatever the game."""
+        match round_ := _round(unit, round_id):
+            case BaccaratRound():
+                baccarat.cancel_bets(unit, round_)
+            case BlackjackRound():
+                blackjack.cancel_bets(unit, round_)
+            case _:
+                assert_never(round_)
+        return round_
+
+    @command
+    def deal(self, unit: Unit, round_id: str) -> Round:
+        match round_ := _round(unit, round_id):
+            case BaccaratRound():
+                baccarat.deal(unit, self.games, round_)
+            case BlackjackRound():
+                blackjack.deal(unit, round_)
+            case _:
+                assert_never(round_)
+        return round_
+
+    @command
+    def end_idle_round(self, unit: Unit, round_id: str, idle_since: datetime.datetime) -> bool:
+        """End a round that has seen no action since `idle_since`, as its game does it
+        (RULES.md 4); the result says whether it was ended."""
+        match round_ := _round(unit, round_id):
+            case BaccaratRound():
+                return baccarat.end_idle(unit, round_, idle_since)
+            case BlackjackRound():
+                return blackjack.end_idle(unit, round_, idle_since)
+            case _:
+                assert_never(round_)
+
+    # House baccarat.
+
+    @command
+    def open_house_round(
+        self, unit: Unit, player_id: str, mode: str, shoe_prefix: list[str] | None = None
+    ) -> BaccaratRound:
+        check_certification(self.games.test_mode, shoe_prefix)
+        return baccarat.open_house_round(unit, self.games, player_id, mode, shoe_prefix)
+
+    # P2P baccarat.
+
+    @command
+    def sit_as_dealer(
+        self, unit: Unit, player_id: str, mode: str, table_type: str, auto_confirm: bool
+    ) -> Table:
+        p2p = self.games.p2p
+        return p2p_steps.sit_as_dealer(unit, p2p, player_id, mode, table_type, auto_confirm)
+
+    @command
+    def join_as_player(self, unit: Unit, player_id: str, mode: str, table_type: str) -> Table:
+        return p2p_steps.join_as_player(unit, self.games.p2p, player_id, mode, table_type)
+
+    @command
+    def confirm(
+        self, unit: Unit, table_id: str, shoe_prefix: list[str] | None = None
+    ) -> BaccaratRound:
+        check_certification(self.games.test_mode, shoe_prefix)
+        table = load_table(unit, table_id)
+        return p2p_steps.confirm_round(unit, self.games.p2p, table, shoe_prefix)
+
+    @command
+    def leave_table(self, unit: Unit, table_id: str, player_id: str) -> Table:
+        return p2p_steps.leave_table(unit, load_table(unit, table_id), player_id)
+
+    # Blackjack.
+
+    @command
+    def open_blackjack_round(
+        self,
+        unit: Unit,
+        player_id: str,
+        mode: str,
+        hall: str,
+        shoe_prefix: list[str] | None = None,
+    ) -> BlackjackRound:
+        check_certification(self.games.test_mode, shoe_prefix)
+        settings = self.games.blackjack
+        return blackjack.open_round(unit, settings, player_id, mode, hall, shoe_prefix)
+
+    @command
+    def act(self, unit: Unit, round_id: str, box: int, hand: int, action: str) -> BlackjackRound:
+        """The player's decision on the hand in play: hit, stand, double, split or insurance."""
+        round_ = _round(unit, round_id)
+        if not isinstance(round_, BlackjackRound):
+            raise IllegalAction(f"round {round_id} is not a blackjack round: it takes no decisions")
+        blackjack.act(unit, round_, box, hand, action)
+        return round_
+
+    @command
+    def repeat_bets(self, unit: Unit, round_id: str) -> BlackjackRound:
+        round_ = _round(unit, round_id)
+        if not isinstance(round_, BlackjackRound):
+            raise NoPreviousBets(f"round {round_id} is not a blackjack round: no bets to repeat")
+        blackjack.repeat_bets(unit, round_)
+        return round_
+
+    @command
+    def finish_abandoned_round(
+        self, unit: Unit, round_id: str, interrupted_before: datetime.datetime
+    ) -> BlackjackRound | None:
+        """Finish a round interrupted at or before `interrupted_before` with the house
+        defaults (RULES.md 4); None when it was resumed or interrupted again since."""
+        round_ = load_blackjack_round(unit, round_id)
+        return round_ if blackjack.finish_abandoned(unit, round_, interrupted_before) else None
+
+    # Presence (RULES.md 4): what a disconnect and a reconnect do, in every game.
+
+    @command
+    def disconnect(self, unit: Unit, player_id: str) -> list[dict[str, str]]:
+        """The upstream service lost a player; returns the rounds affected: their P2P
+        round, then their blackjack rounds in play, now interrupted."""
+        player = load_player(unit, player_id)
+        player.disconnect()
+        return p2p_steps.disconnect(unit, player) + interrupt_rounds_in_play(unit, player)
+
+    @command
+    def reconnect(self, unit: Unit, player_id: str) -> Reconnection:
+        """The player is back: a dealer keeps their table, interrupted blackjack rounds resume."""
+        player = load_player(unit, player_id)
+        player.reconnect()
+        p2p_steps.reconnect(unit, player)
+        return Reconnection(player, resume_interrupted_rounds(unit, player))
+
+    # Queries: they read the store, never the commands' cache.
+
+    def player(self, player_id: str) -> Player:
+        return load_player(self.reading(), player_id)
+
     def wallet(self, player_id: str, mode: str) -> Wallet:
-        return Unit(self, self.fresh).wallet(player_id, mode)
+        return load_wallet(self.reading(), player_id, mode)
 
+    def round(self, round_id: str) -> Round:
+        return _round(self.reading(), round_id)
 
-def _register(app: CasinoApplication, unit: Unit, player_id: str, display_name: str) -> Player:
-    check_player_id(player_id)
-    if player_uuid(player_id) in app.repository:
-        raise PlayerExists(f"player {player_id} is already registered")
-    player = Player(player_id, display_name)
-    unit.add(player)
-    for mode in MODES:
-        unit.add(Wallet(player_id, mode))
-    return player
-
-
-def _check_points_adjustment(change: int, reason: str) -> None:
-    if change == 0 or abs(change) > POINTS_CHANGE_MAX:
-        raise InvalidPointsChange(
-            f"change must be a non-zero whole number of points within ±{POINTS_CHANGE_MAX}"
-        )
-    if not reason.strip() or len(reason) > REASON_LENGTH_MAX:
-        raise InvalidPointsChange(f"a reason of 1-{REASON_LENGTH_MAX} characters is required")
+    def table(self, table_id: str) -> Table:
+        return load_table(self.reading(), table_id)
 
 
 def check_history_available(mode: str) -> None:
     """Game history is kept for real money only (RULES.md 4, seed 000)."""
     if mode != "real":
         raise HistoryUnavailable("play-money rounds have no game history")
+
+
+def _round(unit: Unit, round_id: str) -> Round:
+    round_ = load_round(unit, round_id)
+    assert isinstance(round_, BaccaratRound | BlackjackRound), type(round_).__name__
+    return round_

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from uuid import UUID, uuid5
 
 from domain.errors import InvalidMode, InvalidPlayerId
@@ -42,3 +43,9 @@ def wallet_uuid(player_id: str, mode: str) -> UUID:
 
 def receipt_uuid(scoped_key: str) -> UUID:
     return uuid5(NAMESPACE, f"receipt/{scoped_key}")
+
+
+def new_id() -> str:
+    """A fresh transaction id. Drawn outside any event body: it is stored in the event
+    and replayed as it is."""
+    return str(uuid.uuid4())

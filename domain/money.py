@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import re
 
-CENTS_PER_UNIT = 100
+from domain.errors import InvalidAmount
+
+CENTS_PER_DOLLAR = 100  # The currency is USD by default (RULES.md 1).
+BASIS_POINTS = 10_000  # A rate of 175 basis points is 1.75%.
 # A single amount above this is refused as absurd: one trillion dollars, in cents.
 AMOUNT_CENTS_MAX = 100_000_000_000_000
 
 _AMOUNT_PATTERN = re.compile(r"(0|[1-9][0-9]{0,14})(?:\.([0-9]{1,2}))?")
-
-
-class InvalidAmount(ValueError):
-    """An amount that is not a positive decimal string with at most two places."""
 
 
 def parse_amount(text: object) -> int:
@@ -26,7 +25,7 @@ def parse_amount(text: object) -> int:
     if match is None:
         raise InvalidAmount(f"amount {text!r} is not a decimal with at most two places")
     units, fraction = match.group(1), (match.group(2) or "").ljust(2, "0")
-    cents = int(units) * CENTS_PER_UNIT + int(fraction)
+    cents = int(units) * CENTS_PER_DOLLAR + int(fraction)
     if cents <= 0:
         raise InvalidAmount("amount must be greater than zero")
     if cents > AMOUNT_CENTS_MAX:
@@ -37,7 +36,7 @@ def parse_amount(text: object) -> int:
 def format_cents(cents: int) -> str:
     """Turn 1050 into "10.50" and -5 into "-0.05"."""
     sign = "-" if cents < 0 else ""
-    units, fraction = divmod(abs(cents), CENTS_PER_UNIT)
+    units, fraction = divmod(abs(cents), CENTS_PER_DOLLAR)
     return f"{sign}{units}.{fraction:02d}"
 
 
@@ -53,7 +52,12 @@ def fraction_down(cents: int, numerator: int, denominator: int) -> int:
 def fraction_half_up(cents: int, numerator: int, denominator: int) -> int:
     """cents x numerator / denominator, rounded half up to the cent.
 
-    Used for the P2P commission: 1.75% of $10 = 17.5 cents -> 18 cents.
+    Used for commissions: 1.75% of $10 = 17.5 cents -> 18 cents.
     """
     assert cents >= 0 and numerator >= 0 and denominator > 0
     return (2 * cents * numerator + denominator) // (2 * denominator)
+
+
+def basis_points_half_up(cents: int, basis_points: int) -> int:
+    """A rate in basis points of an amount, rounded half up to the cent (commissions)."""
+    return fraction_half_up(cents, basis_points, BASIS_POINTS)

@@ -12,8 +12,9 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.errors import AlreadyAtTable, RoundInterrupted
-from domain.ids import player_uuid
+from domain.errors import AlreadyAtTable, RoundInterrupted, UnknownPlayer
+from domain.ids import check_player_id, player_uuid
+from domain.unit import Unit
 
 DISPLAY_NAME_LENGTH_MAX = 100
 
@@ -126,3 +127,12 @@ class Player(Aggregate):
         del self.blackjack_rounds[round_id]
         if round_id in self.interrupted_rounds:
             self.interrupted_rounds.remove(round_id)
+
+
+def load_player(unit: Unit, player_id: str) -> Player:
+    check_player_id(player_id)
+    return unit.get(Player, player_uuid(player_id), lambda: unknown_player(player_id))
+
+
+def unknown_player(player_id: str) -> UnknownPlayer:
+    return UnknownPlayer(f"no player {player_id} is registered")

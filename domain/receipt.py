@@ -1,4 +1,4 @@
-"""Command receipts: the first answer to an idempotent command, kept forever.
+"""Command receipts: the first answer's body to an idempotent command, kept forever.
 
 A receipt is an aggregate saved in the same atomic save as the command's own
 events, so "applied" and "answer remembered" can never disagree. Its id comes
@@ -23,7 +23,17 @@ class CommandReceipt(Aggregate):
         TOPIC = "casino:CommandReceipt.Recorded"
         scoped_key: str
         fingerprint: str
-        answer: dict[str, Any]
+        answer: dict[str, Any]  # the answer's body; its status belongs to the route
+
+        # Version 1 stored the HTTP answer, {"status": ..., "body": ...}; version 2
+        # stores the body alone, the domain knowing nothing of HTTP.
+        class_version = 2
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            answer = state["answer"]
+            if isinstance(answer, dict) and set(answer) == {"status", "body"}:
+                state["answer"] = answer["body"]
 
     @staticmethod
     def create_id(scoped_key: str, fingerprint: str, answer: dict[str, Any]) -> UUID:

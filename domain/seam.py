@@ -1,12 +1,15 @@
-"""The command seam: every command passes `CommandSeam.run`.
+"""The command seam: every command of the application passes `CommandSeam.run`.
 
-A command loads the aggregates it needs into a `Unit`, calls their methods and
-returns a result. `run` then saves every aggregate the unit touched in one
-atomic save, together with the command's receipt when it carries an
-idempotency key. An optimistic-concurrency conflict (another command saved one
-of those aggregates first) makes `run` start the command again from fresh
-state, a bounded number of times, so a command is never lost and never
-applied twice. Batching, retries and sharding belong here.
+An application method marked `@command` takes a fresh `Unit`, loads what it
+needs, calls one step of its game and returns a result. The seam then saves
+every aggregate the unit touched in one atomic save, together with the command's
+receipt when it carries an idempotency key. An optimistic-concurrency conflict
+(another command saved one of those aggregates first) makes the seam run the
+method again on fresh state, a bounded number of times, so a command is never
+lost and never applied twice. Retries, batching and sharding belong here.
+
+    app.deposit("alice", "real", 1_000)                 # an Outcome[Movement]
+    app.deposit.with_receipt(receipt, "alice", "real", 1_000)  # answered once per key
 """
 
 from __future__ import annotations
@@ -14,34 +17,27 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, TypeVar, overload
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application, Repository
+from eventsourcing.application import Application, Repository
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, InterfaceError, OperationalError
 from eventsourcing.utils import EnvType
 
-from domain.baccarat.p2p import Lobby, Table, lobby_uuid
-from domain.errors import (
-    ConcurrencyExhausted,
-    DomainError,
-    IdempotencyKeyReused,
-    UnknownPlayer,
-    UnknownRound,
-    UnknownTable,
-)
-from domain.ids import check_mode, check_player_id, player_uuid, receipt_uuid, wallet_uuid
+from domain.errors import ConcurrencyExhausted, IdempotencyKeyReused
+from domain.ids import receipt_uuid
 from domain.player import Player
 from domain.receipt import CommandReceipt
-from domain.settings import GameSettings
-from domain.wallet import Wallet
+from domain.unit import Unit
+from domain.wallet import Wallet, check_postings_balance
 
 T = TypeVar("T")
-A = TypeVar("A", bound=Aggregate)
+P = ParamSpec("P")
+S = TypeVar("S", bound="CommandSeam")
+Sleep = Callable[[float], None]
 
 ATTEMPTS_MAX = 12
 BACK_OFF_SECONDS_FIRST = 0.001
@@ -50,8 +46,8 @@ BACK_OFF_SECONDS_MAX = 0.1
 
 @dataclass(frozen=True)
 class Receipt:
-    """An idempotent request: its scoped key, the fingerprint of its body, and
-    how to turn the command's result into the answer to remember."""
+    """An idempotent request: its scoped key, the fingerprint of its body, and how to
+    turn the command's result into the answer's body to remember."""
 
     key: str
     fingerprint: str
@@ -61,88 +57,11 @@ class Receipt:
 @dataclass(frozen=True)
 class Outcome(Generic[T]):
     result: T | None  # None when the answer was replayed from an earlier receipt
-    answer: dict[str, Any] | None
+    answer: dict[str, Any] | None  # the body the receipt remembers, if there is one
     replayed: bool
     # The log position that includes the command: a read that waits for it sees the
     # command's effects (for a replay, the log's head then, which is later still).
     position: int = 0
-
-
-@dataclass(frozen=True)
-class Movement:
-    """A deposit or withdrawal: the wallet after it, and the transaction's id."""
-
-    wallet: Wallet
-    transaction_id: str
-
-
-class Unit:
-    """What one attempt of a command loaded, created and changed."""
-
-    def __init__(self, app: CommandSeam, repository: Repository[UUID] | None = None) -> None:
-        self.games = app.games
-        self._repository = repository or app.repository
-        self._aggregates: dict[UUID, Aggregate] = {}
-        self.loaded_versions: dict[UUID, int] = {}  # as read, before this command changed them
-
-    def get(self, cls: type[A], aggregate_id: UUID, missing: Callable[[], DomainError]) -> A:
-        aggregate = self.find(cls, aggregate_id)
-        if aggregate is None:
-            raise missing()
-        return aggregate
-
-    def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
-        if aggregate_id not in self._aggregates:
-            try:
-                loaded: Aggregate = self._repository.get(aggregate_id)
-            except AggregateNotFoundError:
-                return None
-            self._aggregates[aggregate_id] = loaded
-            self.loaded_versions[aggregate_id] = loaded.version
-        aggregate = self._aggregates[aggregate_id]
-        # Ids are public: one of another kind (a table id sent as a round id) is not found.
-        return aggregate if isinstance(aggregate, cls) else None
-
-    def add(self, aggregate: Aggregate) -> None:
-        self._aggregates[aggregate.id] = aggregate
-
-    def wallet(self, player_id: str, mode: str) -> Wallet:
-        check_player_id(player_id)
-        check_mode(mode)
-        return self.get(Wallet, wallet_uuid(player_id, mode), lambda: _unknown(player_id))
-
-    def player(self, player_id: str) -> Player:
-        check_player_id(player_id)
-        return self.get(Player, player_uuid(player_id), lambda: _unknown(player_id))
-
-    def table(self, table_id: str) -> Table:
-        missing = UnknownTable(f"no table {table_id[:80]} exists")
-        try:
-            aggregate_id = UUID(table_id)
-        except ValueError:
-            raise missing from None
-        return self.get(Table, aggregate_id, lambda: missing)
-
-    def lobby(self, mode: str, table_type: str) -> Lobby:
-        """The lobby of a mode and table type, opened the first time it is needed."""
-        lobby = self.find(Lobby, lobby_uuid(mode, table_type))
-        if lobby is None:
-            lobby = Lobby(mode, table_type)  # Two first-comers conflict; the seam retries one.
-            self.add(lobby)
-        return lobby
-
-    def round(self, cls: type[A], round_id: str) -> A:
-        try:
-            aggregate_id = UUID(round_id)
-        except ValueError:
-            raise _unknown_round(round_id) from None
-        aggregate = self.get(cls, aggregate_id, lambda: _unknown_round(round_id))
-        if not getattr(aggregate, "IS_ROUND", False):
-            raise _unknown_round(round_id)
-        return aggregate
-
-    def aggregates(self) -> list[Aggregate]:
-        return list(self._aggregates.values())
 
 
 class CommandSeam(Application[UUID]):
@@ -151,15 +70,18 @@ class CommandSeam(Application[UUID]):
     # Players gain two events per blackjack round left in play by its deal.
     snapshotting_intervals: ClassVar[dict[type[Any], int]] = {Wallet: 200, Player: 200}
 
-    def __init__(self, env: EnvType | None = None, games: GameSettings | None = None) -> None:
-        self.games = games or GameSettings()
+    def __init__(self, env: EnvType | None = None, sleep: Sleep | None = None) -> None:
         super().__init__(env)
+        self._sleep = sleep or time.sleep  # Between retries; tests may pass one that does not.
+        self.snapshot_failures = 0
         # Queries must see what other processes saved, so they read the store itself.
         # Commands use the cached repository: a stale cached aggregate fails the
         # optimistic-concurrency check, is forgotten, and reloaded.
         self.fresh = Repository(event_store=self.events, snapshot_store=self.snapshots)
 
-    # The seam.
+    def reading(self) -> Unit:
+        """A unit for queries: it reads the store, never the commands' cache."""
+        return Unit(self.fresh)
 
     def run(self, command: Callable[[Unit], T], receipt: Receipt | None = None) -> Outcome[T]:
         for attempt in range(ATTEMPTS_MAX):
@@ -168,7 +90,7 @@ class CommandSeam(Application[UUID]):
                 if earlier is not None:
                     head = self.recorder.max_notification_id() or 0
                     return Outcome(result=None, answer=earlier, replayed=True, position=head)
-            unit = Unit(self)
+            unit = Unit(self.repository)
             try:
                 result = command(unit)
             except Exception:
@@ -190,12 +112,12 @@ class CommandSeam(Application[UUID]):
             except IntegrityError:
                 # Another command saved first: start again from fresh state.
                 self._forget(aggregates)
-                _back_off(attempt)
+                self._back_off(attempt)
             except (OperationalError, InterfaceError):
                 self._forget(aggregates)
                 if receipt is None:
                     raise  # Without a receipt we cannot tell whether the save landed.
-                _back_off(attempt)  # The receipt tells next time round whether it landed.
+                self._back_off(attempt)  # The receipt tells next time round whether it landed.
             else:
                 position = max((r.notification.id for r in recordings), default=0)
                 return Outcome(result=result, answer=answer, replayed=False, position=position)
@@ -242,47 +164,58 @@ class CommandSeam(Application[UUID]):
             )
         return stored.answer
 
+    def _back_off(self, attempt: int) -> None:
+        # Exponential, with full jitter so that racing commands do not collide again in step.
+        ceiling = min(BACK_OFF_SECONDS_MAX, BACK_OFF_SECONDS_FIRST * 2**attempt)
+        self._sleep(random.uniform(0, ceiling))
+
     def _take_snapshots(self, processing_event: Any) -> None:
         # Snapshots only speed up loading. Failing to write one must not make a
         # saved command look failed (the seam would then run it again).
         try:
             super()._take_snapshots(processing_event)
         except Exception:
-            self.snapshot_failures = getattr(self, "snapshot_failures", 0) + 1
+            self.snapshot_failures += 1
 
 
-def check_postings_balance(aggregates: list[Aggregate]) -> None:
-    """Pair assertion on the write path: every save's postings sum to zero per mode."""
-    totals: dict[str, int] = {}
-    for aggregate in aggregates:
-        if not isinstance(aggregate, Wallet):
-            continue
-        for pending in aggregate.pending_events:
-            for _account, cents in getattr(pending, "postings", ()):
-                totals[aggregate.mode] = totals.get(aggregate.mode, 0) + cents
-    if any(totals.values()):
-        # Not an assert: this must hold even when Python runs with -O.
-        raise UnbalancedPostings(f"a save's postings do not sum to zero per mode: {totals}")
+class BoundCommand(Generic[P, T]):
+    """An application's command, ready to run through its seam."""
+
+    def __init__(self, seam: CommandSeam, method: Callable[Concatenate[Any, Unit, P], T]) -> None:
+        self._seam = seam
+        self._method = method
+        self.__doc__ = method.__doc__
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
+        return self._seam.run(lambda unit: self._method(self._seam, unit, *args, **kwargs))
+
+    def with_receipt(self, receipt: Receipt, *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
+        """Run once per idempotency key: a repeat gets the first answer, changing nothing."""
+        return self._seam.run(lambda unit: self._method(self._seam, unit, *args, **kwargs), receipt)
 
 
-class UnbalancedPostings(Exception):
-    """Our bug, never a client's: a save would break double entry. Nothing is saved."""
+class CommandMethod(Generic[S, P, T]):
+    """What `@command` makes of an application method taking a unit first."""
+
+    def __init__(self, method: Callable[Concatenate[S, Unit, P], T]) -> None:
+        self._method = method
+        self.__doc__ = method.__doc__
+
+    @overload
+    def __get__(self, seam: None, owner: type[Any]) -> CommandMethod[S, P, T]: ...
+
+    @overload
+    def __get__(self, seam: S, owner: type[Any]) -> BoundCommand[P, T]: ...
+
+    def __get__(
+        self, seam: S | None, owner: type[Any]
+    ) -> CommandMethod[S, P, T] | BoundCommand[P, T]:
+        if seam is None:
+            return self
+        return BoundCommand(seam, self._method)
 
 
-def _unknown(player_id: str) -> UnknownPlayer:
-    return UnknownPlayer(f"no player {player_id} is registered")
-
-
-def _unknown_round(round_id: str) -> UnknownRound:
-    return UnknownRound(f"no round {round_id[:80]} exists")
-
-
-def new_id() -> str:
-    # Drawn outside any event body: the id is stored in the event and replayed as is.
-    return str(uuid.uuid4())
-
-
-def _back_off(attempt: int) -> None:
-    # Exponential, with full jitter so that racing commands do not collide again in step.
-    ceiling = min(BACK_OFF_SECONDS_MAX, BACK_OFF_SECONDS_FIRST * 2**attempt)
-    time.sleep(random.uniform(0, ceiling))
+def command(method: Callable[Concatenate[S, Unit, P], T]) -> CommandMethod[S, P, T]:
+    """Mark an application method as a command: the seam gives it a fresh unit, saves
+    what it touched in one atomic save, and runs it again after a conflict."""
+    return CommandMethod(method)

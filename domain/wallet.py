@@ -9,14 +9,17 @@ the same atomic save; the application checks that every save balances.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.errors import InsufficientFunds, InvalidAmount, UnknownHold
-from domain.ids import player_account, wallet_uuid
+from domain.errors import InsufficientFunds, InvalidAmount, InvalidPointsChange, UnknownHold
+from domain.ids import check_mode, check_player_id, player_account, wallet_uuid
 from domain.money import format_cents
+from domain.player import unknown_player
+from domain.unit import Unit
 
 CASHIER = "cashier"
 CASINO_BANK = "casino:bank"
@@ -31,6 +34,8 @@ HOLD_RELEASED = "casino:Wallet.HoldReleased"
 ROUND_SETTLED = "casino:Wallet.RoundSettled"
 COMMISSION_CHARGED = "casino:Wallet.CommissionCharged"
 POINTS_CHANGED = "casino:Wallet.PointsChanged"
+POINTS_CHANGE_MAX = 1_000_000_000  # One operator adjustment, either way.
+REASON_LENGTH_MAX = 500
 Postings = list[list[Any]]  # [[account: str, cents: int], ...]; lists survive JSON, tuples do not
 
 
@@ -120,6 +125,16 @@ class Wallet(Aggregate):
             round_id, commission_cents, postings, self.balance_cents - commission_cents
         )
 
+    def adjust_points(self, change: int, reason: str) -> None:
+        """An operator's adjustment: a non-zero whole number of points, with a reason."""
+        if change == 0 or abs(change) > POINTS_CHANGE_MAX:
+            raise InvalidPointsChange(
+                f"change must be a non-zero whole number of points within ±{POINTS_CHANGE_MAX}"
+            )
+        if not reason.strip() or len(reason) > REASON_LENGTH_MAX:
+            raise InvalidPointsChange(f"a reason of 1-{REASON_LENGTH_MAX} characters is required")
+        self.change_points(change, "operator", None, reason.strip())
+
     def change_points(self, change: int, role: str, round_id: str | None, reason: str) -> None:
         """Move dealer points; they may go below zero (RULES.md 2.1)."""
         self._points_changed(change, role, round_id, reason, self.points + change)
@@ -199,6 +214,38 @@ class Wallet(Aggregate):
         if round_id not in self.holds:
             raise UnknownHold(f"no funds are held for round {round_id}")
         return self.holds[round_id]
+
+
+@dataclass(frozen=True)
+class Movement:
+    """A deposit or withdrawal: the wallet after it, and the transaction's id."""
+
+    wallet: Wallet
+    transaction_id: str
+
+
+def load_wallet(unit: Unit, player_id: str, mode: str) -> Wallet:
+    check_player_id(player_id)
+    check_mode(mode)
+    return unit.get(Wallet, wallet_uuid(player_id, mode), lambda: unknown_player(player_id))
+
+
+def check_postings_balance(aggregates: list[Aggregate]) -> None:
+    """Pair assertion on the write path: every save's postings sum to zero per mode."""
+    totals: dict[str, int] = {}
+    for aggregate in aggregates:
+        if not isinstance(aggregate, Wallet):
+            continue
+        for pending in aggregate.pending_events:
+            for _account, cents in getattr(pending, "postings", ()):
+                totals[aggregate.mode] = totals.get(aggregate.mode, 0) + cents
+    if any(totals.values()):
+        # Not an assert: this must hold even when Python runs with -O.
+        raise UnbalancedPostings(f"a save's postings do not sum to zero per mode: {totals}")
+
+
+class UnbalancedPostings(Exception):
+    """Our bug, never a client's: a save would break double entry. Nothing is saved."""
 
 
 def _check_positive(amount_cents: int) -> None:

@@ -13,7 +13,7 @@ from rich.progress import Progress
 from infra.cli_rules import rules_app
 from infra.config import ConfigError, Settings, load_settings
 from infra.logs import configure_logging, get_logger
-from infra.store import Store, open_store
+from infra.store.store import Store, open_store
 
 app = typer.Typer(help="Casino accounting: serve the API, check rules, audit the store.")
 projections_app = typer.Typer(help="Read models built from the event log.")
@@ -50,7 +50,7 @@ def serve(
     """Run the HTTP API on the configured store (embedded SQLite by default)."""
     import uvicorn
 
-    from infra.api import create_app
+    from infra.http.app import create_app
 
     settings = settings_or_exit()
     configure_logging(settings.log_level)
@@ -100,7 +100,7 @@ def rebuild(
 ) -> None:
     """Rebuild every read model from the events: first aside, to compare with the
     live ones; then, where they differ, swap the rebuild in, in one transaction."""
-    from infra.rebuild import rebuild as rebuild_read_models
+    from infra.audit.rebuild import rebuild as rebuild_read_models
 
     store = open_configured_store(settings_or_exit())
     try:
@@ -137,7 +137,7 @@ def audit_verify(
     ),
 ) -> None:
     """Replay the store: chain, versions, books, every round's cards and payouts."""
-    from infra.audit import parse_anchor, verify
+    from infra.audit.verify import parse_anchor, verify
 
     try:
         anchors = dict(parse_anchor(text) for text in anchor)
@@ -170,7 +170,7 @@ def audit_verify(
 def audit_replay(round_id: str) -> None:
     """Print one round's timeline, event by event."""
     from domain.errors import DomainError
-    from infra.audit import timeline
+    from infra.audit.verify import timeline
 
     store = open_configured_store(settings_or_exit())
     try:
@@ -197,7 +197,7 @@ def audit_export(
     output: Path | None = typer.Option(None, "--output", "-o", help="a file, not stdout"),
 ) -> None:
     """Every event in a range, for an outside auditor: JSON lines or CSV on stdout."""
-    from infra.audit_export import run
+    from infra.audit.export import run
 
     status = run(
         lambda: open_configured_store(settings_or_exit()),

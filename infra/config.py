@@ -11,7 +11,8 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from domain.money import InvalidAmount, parse_amount
+from domain.errors import InvalidAmount
+from domain.money import parse_amount
 from domain.settings import (
     BlackjackHall,
     BlackjackSettings,
@@ -146,7 +147,7 @@ def _parse_table_types(text: str) -> dict[str, TableType]:
             )
             for name, spec in raw.items()
         }
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
+    except (ValueError, InvalidAmount, KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"not a table-type map like {TABLE_TYPES_EXAMPLE}: {error}") from None
 
 
@@ -163,7 +164,7 @@ def _parse_halls(text: str) -> dict[str, BlackjackHall]:
             name: BlackjackHall(name, parse_amount(spec["min"]), parse_amount(spec["max"]))
             for name, spec in raw.items()
         }
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
+    except (ValueError, InvalidAmount, KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"not a hall map like {HALLS_EXAMPLE}: {error}") from None
     for hall in halls.values():
         if hall.stake_min_cents > hall.stake_max_cents:

@@ -6,9 +6,9 @@ import datetime
 import threading
 import time
 
-from infra.follow import new_event_signal
 from infra.logs import get_logger
-from infra.store import Store
+from infra.store.follower import new_event_signal
+from infra.store.store import Store
 from projections import interrupted_rounds, open_rounds
 
 log = get_logger("casino.worker")

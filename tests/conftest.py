@@ -19,9 +19,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from domain.settings import GameSettings
-from infra.api import create_app
 from infra.config import load_settings
-from infra.store import Store, open_store
+from infra.http.app import create_app
+from infra.store.store import Store, open_store
 
 POSTGRES_URL = os.environ.get(
     "CASINO_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"

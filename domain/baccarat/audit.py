@@ -8,33 +8,14 @@ found, as sentences; an empty list means everything holds.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from domain import wallet as wallet_topics
 from domain.baccarat import round as topics
 from domain.baccarat import rules as baccarat
 from domain.baccarat.round import OPEN, SETTLED_STATUS, BaccaratRound
-from domain.money import fraction_half_up
-from domain.settings import BASIS_POINTS, CENTS_PER_DOLLAR
+from domain.rounds import WalletEntry, replay
 from domain.shoe import commitment
-
-
-@dataclass(frozen=True)
-class WalletEntry:
-    """A wallet event about a round, with whose wallet it is."""
-
-    player_id: str
-    topic: str
-    event: Any
-
-
-def replay(events: Iterable[Any]) -> Any:
-    aggregate = None
-    for event in events:
-        aggregate = event.mutate(aggregate)
-    return aggregate
 
 
 def verify_baccarat_round(events: list[Any], entries: list[WalletEntry]) -> list[str]:
@@ -79,8 +60,8 @@ def _check_settlement(
             problems.append(f"{name}: {payout.spot} paid {payout.net_cents}, due {due}")
     expected_commission = 0
     if round_.dealer_id is not None:
-        total, rate = round_.total_stake_cents, round_.commission_basis_points
-        expected_commission = fraction_half_up(total, rate, BASIS_POINTS)
+        rate = round_.commission_basis_points
+        expected_commission = baccarat.commission_cents(round_.total_stake_cents, rate)
     if round_.commission_cents != expected_commission:
         problems.append(f"{name}: commission {round_.commission_cents}, due {expected_commission}")
     return problems + _check_wallets(name, round_, entries)
@@ -88,7 +69,7 @@ def _check_settlement(
 
 def _check_wallets(name: str, round_: BaccaratRound, entries: list[WalletEntry]) -> list[str]:
     """What each wallet posted for the round must be what the round says."""
-    dollars = round_.total_stake_cents // CENTS_PER_DOLLAR
+    dollars = baccarat.points_for_stake(round_.total_stake_cents)
     expected: dict[tuple[str, str], int] = {
         (round_.player_id, wallet_topics.ROUND_SETTLED): round_.player_net_cents,
         (round_.player_id, wallet_topics.POINTS_CHANGED): dollars,

@@ -12,8 +12,12 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.errors import NotAtTable, TableNotReady
+from domain.errors import NotAtTable, NotEligibleToDeal, TableNotReady, UnknownTable
 from domain.ids import NAMESPACE
+from domain.money import format_cents
+from domain.settings import TableType
+from domain.unit import Unit, parse_public_id
+from domain.wallet import Wallet
 
 WAITING, SEATED, CLOSED = "waiting", "seated", "closed"
 
@@ -187,3 +191,48 @@ class Lobby(Aggregate):
 
 def lobby_uuid(mode: str, table_type: str) -> UUID:
     return uuid5(NAMESPACE, f"lobby/{mode}/{table_type}")
+
+
+def load_table(unit: Unit, table_id: str) -> Table:
+    def missing() -> UnknownTable:
+        return UnknownTable(f"no table {table_id[:80]} exists")
+
+    return unit.get(Table, parse_public_id(table_id, missing), missing)
+
+
+def load_lobby(unit: Unit, mode: str, table_type: str) -> Lobby:
+    """The lobby of a mode and table type, opened the first time it is needed."""
+    lobby = unit.find(Lobby, lobby_uuid(mode, table_type))
+    if lobby is None:
+        lobby = Lobby(mode, table_type)  # Two first-comers conflict; the seam retries one.
+        unit.add(lobby)
+    return lobby
+
+
+def eligibility_problem(
+    kind: TableType, worst_case_cents: int, wallet: Wallet
+) -> NotEligibleToDeal | None:
+    """Why this wallet may not deal at a table of this type, or None (RULES.md 2.1):
+    it needs the type's dealer points, and the worst case of one round available."""
+    if wallet.points < kind.points_min:
+        short = kind.points_min - wallet.points
+        return NotEligibleToDeal(
+            f"dealing at a type {kind.name} table needs {kind.points_min} dealer points; "
+            f"{wallet.player_id} has {wallet.points}, {short} short",
+            requirement="dealer_points",
+            required=kind.points_min,
+            actual=wallet.points,
+            shortfall=short,
+        )
+    if wallet.available_cents < worst_case_cents:
+        short_cents = worst_case_cents - wallet.available_cents
+        return NotEligibleToDeal(
+            f"dealing at a type {kind.name} table needs {format_cents(worst_case_cents)} "
+            f"available (the worst case of one round); {format_cents(wallet.available_cents)} "
+            f"is available, {format_cents(short_cents)} short",
+            requirement="available_balance",
+            required=format_cents(worst_case_cents),
+            actual=format_cents(wallet.available_cents),
+            shortfall=format_cents(short_cents),
+        )
+    return None

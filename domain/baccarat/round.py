@@ -17,19 +17,15 @@ from domain.baccarat import rules as baccarat
 from domain.errors import (
     AboveTableMaximum,
     BelowTableMinimum,
-    InvalidStake,
     NoBets,
     NoStakeOnSpot,
     RoundNotOpen,
-    UnknownSpot,
+    UnknownRound,
 )
-from domain.money import format_cents, fraction_half_up
-from domain.rounds import CommittedRound
-from domain.settings import BASIS_POINTS, CENTS_PER_DOLLAR, chips_for
-from domain.shoe import (
-    SHUFFLE_ALGORITHM,
-    commitment,
-)
+from domain.money import format_cents
+from domain.rounds import CommittedRound, load_round
+from domain.shoe import SHUFFLE_ALGORITHM, commitment
+from domain.unit import Unit
 
 ROUND = "casino:BaccaratRound"
 OPENED = "casino:BaccaratRound.Opened"
@@ -141,16 +137,20 @@ class BaccaratRound(CommittedRound, Aggregate):
     def total_stake_cents(self) -> int:
         return sum(self.bets.values())
 
+    def nets(self) -> dict[str, int]:
+        """What the settled round came to for each side, in cents: the player, and the
+        dealer and the casino's commission (P2P) or the house (house game)."""
+        if self.dealer_id is None:
+            return {"player": self.player_net_cents, "casino": -self.player_net_cents}
+        dealer = -self.player_net_cents - self.commission_cents
+        return {"player": self.player_net_cents, "dealer": dealer, "casino": self.commission_cents}
+
     # Commands.
 
     def place_bet(self, spot: str, amount_cents: int) -> None:
         self._check_open()
-        _check_spot(spot)
-        if amount_cents <= 0 or amount_cents % CENTS_PER_DOLLAR:
-            raise InvalidStake(
-                f"a stake of {format_cents(amount_cents)} is not whole dollars: "
-                "stakes are built from $1, $5, $25 and $100 chips"
-            )
+        baccarat.check_spot(spot)
+        baccarat.check_chips(amount_cents)
         total_after = self.total_stake_cents + amount_cents
         if total_after > self.stake_max_cents:
             raise AboveTableMaximum(
@@ -159,12 +159,12 @@ class BaccaratRound(CommittedRound, Aggregate):
                 maximum=format_cents(self.stake_max_cents),
                 total_stake=format_cents(self.total_stake_cents),
             )
-        self._bet_placed(spot, amount_cents, chips_for(amount_cents))
+        self._bet_placed(spot, amount_cents, baccarat.chips_for(amount_cents))
 
     def remove_bet(self, spot: str) -> int:
         """Take a spot's whole stake back before the deal; return how much it was."""
         self._check_open()
-        _check_spot(spot)
+        baccarat.check_spot(spot)
         amount = self.bets.get(spot, 0)
         if not amount:
             raise NoStakeOnSpot(f"there is no stake on {spot} to remove")
@@ -188,11 +188,8 @@ class BaccaratRound(CommittedRound, Aggregate):
             net = baccarat.bet_net_cents(spot, stake, coup.outcome, self.tie_pays)
             self._payout_made(spot, stake, net)
         if self.variant == P2P:
-            # 1.75% (by default) of every stake placed against the dealer, half up to the cent.
-            total = self.total_stake_cents
-            self._commission_charged(
-                fraction_half_up(total, self.commission_basis_points, BASIS_POINTS)
-            )
+            rate = self.commission_basis_points
+            self._commission_charged(baccarat.commission_cents(self.total_stake_cents, rate))
         self._settled(coup.outcome, coup.player_total, coup.banker_total, self.seed)
 
     def void(self, reason: str) -> None:
@@ -258,6 +255,8 @@ class BaccaratRound(CommittedRound, Aggregate):
         self.status = VOIDED_STATUS
 
 
-def _check_spot(spot: str) -> None:
-    if spot not in baccarat.SPOTS:
-        raise UnknownSpot(f"{spot!r} is not a spot: bet on player, banker or tie")
+def load_baccarat_round(unit: Unit, round_id: str) -> BaccaratRound:
+    round_ = load_round(unit, round_id)
+    if not isinstance(round_, BaccaratRound):
+        raise UnknownRound(f"round {round_id[:80]} is not a baccarat round")
+    return round_

@@ -1,4 +1,5 @@
-"""Baccarat rules (RULES.md section 2): card values, the coup, and what each bet wins.
+"""Baccarat rules (RULES.md section 2): card values, the coup, what each bet wins,
+stakes in chips, the P2P commission, dealer points and the dealer's worst case.
 
 Pure functions over plain values. Cards are the canonical strings of
 `domain/cards.py`; outcomes and spots are the plain strings "player",
@@ -11,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from domain.cards import DECKS_MAX, RANKS, SUITS, InvalidCard
-from domain.money import fraction_down
+from domain.errors import InvalidStake, UnknownSpot
+from domain.money import CENTS_PER_DOLLAR, basis_points_half_up, format_cents, fraction_down
 
 PLAYER = "player"
 BANKER = "banker"
@@ -23,6 +25,7 @@ OUTCOMES: tuple[str, ...] = (PLAYER, BANKER, TIE)
 BANKER_PAYS_NUMERATOR = 19
 BANKER_PAYS_DENOMINATOR = 20
 TIE_PAYS_MAX = 100
+CHIPS_DOLLARS = (100, 25, 5, 1)  # Largest first: a stake is shown as the fewest chips.
 
 _RANK_VALUES = {"A": 1, "10": 0, "J": 0, "Q": 0, "K": 0} | {str(n): n for n in range(2, 10)}
 # Every canonical card and bare rank -> value: one lookup per card in bulk checks.
@@ -47,10 +50,6 @@ _BANKER_DRAWS_AGAINST: dict[int, frozenset[int]] = {
 
 class NotEnoughCards(ValueError):
     """The cards ran out before the coup was complete."""
-
-
-class UnknownSpot(ValueError):
-    """A bet on something other than player, banker or tie."""
 
 
 def card_value(card: str) -> int:
@@ -181,10 +180,33 @@ HOUSE = BaccaratVariant(name="house", decks=8, tie_pays=8)
 VARIANTS: dict[str, BaccaratVariant] = {P2P.name: P2P, HOUSE.name: HOUSE}
 
 
+def check_spot(spot: str) -> None:
+    if spot not in SPOTS:
+        raise UnknownSpot(f"{spot[:40]!r} is not a spot: bet on player, banker or tie")
+
+
+def check_chips(amount_cents: int) -> None:
+    """Stakes are whole dollars, built from $1, $5, $25 and $100 chips (RULES.md 2.1)."""
+    if amount_cents <= 0 or amount_cents % CENTS_PER_DOLLAR:
+        raise InvalidStake(
+            f"a stake of {format_cents(amount_cents)} is not whole dollars: "
+            "stakes are built from $1, $5, $25 and $100 chips"
+        )
+
+
+def chips_for(stake_cents: int) -> list[int]:
+    """The fewest chips ($100, $25, $5, $1) that make a whole-dollar stake, in dollars."""
+    assert stake_cents % CENTS_PER_DOLLAR == 0
+    dollars, chips = stake_cents // CENTS_PER_DOLLAR, []
+    for chip in CHIPS_DOLLARS:
+        count, dollars = divmod(dollars, chip)
+        chips += [chip] * count
+    return chips
+
+
 def bet_net_cents(spot: str, stake_cents: int, outcome: str, tie_pays: int) -> int:
     """What a settled bet wins (positive), loses (-stake) or pushes (0), in cents."""
-    if spot not in SPOTS:
-        raise UnknownSpot(f"{spot!r} is not a baccarat spot: expected one of {', '.join(SPOTS)}")
+    check_spot(spot)
     assert stake_cents > 0 and outcome in OUTCOMES and tie_pays > 0
     if spot == TIE:
         return stake_cents * tie_pays if outcome == TIE else -stake_cents
@@ -196,3 +218,20 @@ def bet_net_cents(spot: str, stake_cents: int, outcome: str, tie_pays: int) -> i
         # Banker pays 19:20 (1:1 less 5%), a fractional cent rounded down.
         return fraction_down(stake_cents, BANKER_PAYS_NUMERATOR, BANKER_PAYS_DENOMINATOR)
     return stake_cents
+
+
+def commission_cents(total_stake_cents: int, basis_points: int) -> int:
+    """The casino's commission on a P2P round (RULES.md 2.1): a rate (1.75% by default)
+    of every stake placed against the dealer, pushes included, half up to the cent."""
+    return basis_points_half_up(total_stake_cents, basis_points)
+
+
+def points_for_stake(stake_cents: int) -> int:
+    """Dealer points a baccarat stake moves: one per whole dollar (RULES.md 2.1)."""
+    return stake_cents // CENTS_PER_DOLLAR
+
+
+def dealer_worst_case_cents(tie_pays: int, stake_max_cents: int, basis_points: int) -> int:
+    """What one P2P round can cost its dealer at most: the table maximum staked on a
+    winning tie, and the commission on it (RULES.md 2.1: I $901.75 ...)."""
+    return tie_pays * stake_max_cents + commission_cents(stake_max_cents, basis_points)

@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from domain import wallet as wallet_topics
-from domain.baccarat.audit import WalletEntry, replay
 from domain.blackjack import play as rules
 from domain.blackjack import round as topics
 from domain.blackjack.round import OPEN, SETTLED_STATUS, BlackjackRound
+from domain.errors import IllegalAction
+from domain.rounds import WalletEntry, replay
 from domain.shoe import commitment
 
 
@@ -36,13 +37,15 @@ def verify_blackjack_round(events: list[Any], entries: list[WalletEntry]) -> lis
 
 
 def play_again(round_: BlackjackRound, events: list[Any]) -> rules.PlayState:
-    """The round's play state rebuilt from its seed, its bets and its decisions alone."""
+    """The round's play state rebuilt from its seed, its bets and its decisions alone;
+    a decision the rules did not allow then is refused (IllegalAction)."""
     shoe = round_.shoe()
     position = rules.initial_cards_needed(len(round_.bets))
     state = rules.start_play(round_.bets, shoe[:position])
     for decision in (e for e in events if type(e).TOPIC == topics.PLAYER_ACTED):
         count = rules.cards_needed(decision.action)
         cards = shoe[position : position + count]
+        rules.check_action(state, decision.box, decision.hand, decision.action)
         state = rules.apply_action(state, decision.box, decision.hand, decision.action, cards)
         position += count
     while state["phase"] == rules.PHASE_DEALER:
@@ -73,7 +76,11 @@ def _cards_of(event: Any) -> list[str]:
 
 
 def _check_payouts(name: str, round_: BlackjackRound, events: list[Any]) -> list[str]:
-    due = rules.settle_round(play_again(round_, events))
+    try:
+        state = play_again(round_, events)
+    except IllegalAction as refusal:
+        return [f"{name}: a recorded decision is not legal: {refusal.detail}"]
+    due = rules.settle_round(state, rules.RULESETS[round_.ruleset])
     paid = [e for e in events if type(e).TOPIC == topics.PAYOUT_MADE]
     recorded = [(e.box, [dict(hand) for hand in e.hands], e.insurance_net_cents) for e in paid]
     expected = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from domain.errors import InvalidBox
 from domain.money import fraction_down
 
 BOXES_MAX = 5
@@ -58,10 +59,6 @@ _SUITS = ("S", "H", "D", "C")
 # one dictionary lookup per card keeps the simulation fast.
 _CARD_RANKS = {rank + suit: rank for rank in _RANK_POINTS for suit in ("", *_SUITS)}
 _ACE_EXTRA_POINTS = 10
-
-
-class InvalidBoxNumber(ValueError):
-    """A box number outside 1..BOXES_MAX."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +130,7 @@ def validate_box_number(box_number: object) -> int:
         or not isinstance(box_number, int)
         or not 1 <= box_number <= BOXES_MAX
     ):
-        raise InvalidBoxNumber(f"box must be a number from 1 to {BOXES_MAX}, not {box_number!r}")
+        raise InvalidBox(f"box must be a number from 1 to {BOXES_MAX}, not {box_number!r}")
     return box_number
 
 
@@ -188,10 +185,14 @@ def insurance_stake_cents(box_stake_cents: int) -> int:
     return fraction_down(box_stake_cents, 1, 2)
 
 
-def settle_insurance(insurance_cents: int, dealer_cards: Sequence[str]) -> int:
-    """Insurance pays 2:1 when the dealer has blackjack and is lost otherwise."""
+def settle_insurance(
+    insurance_cents: int, dealer_cards: Sequence[str], *, box_bust: bool = False
+) -> int:
+    """Insurance pays 2:1 when the dealer has blackjack and the insured box did not bust
+    (RULES.md 3: the dealer does not look, so the box plays on first); it is lost
+    otherwise. A split box counts as bust only when both its hands bust."""
     assert insurance_cents >= 0
-    if is_blackjack(dealer_cards, split=False):
+    if is_blackjack(dealer_cards, split=False) and not box_bust:
         return 2 * insurance_cents
     return -insurance_cents
 

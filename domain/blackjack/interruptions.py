@@ -22,14 +22,15 @@ none. Players are snapshotted like wallets, so loading one stays cheap.
 The resume window is kept by `infra/workers.py`, which reads the interrupted rounds
 and the time of their interruption from a read model
 (`projections/interrupted_rounds.py`) and passes a cut-off time to
-`finish_abandoned_round`, which re-checks the round itself.
+`finish_abandoned_round`, which re-checks the round itself
+(`domain/blackjack/steps.py: finish_abandoned`).
 """
 
 from __future__ import annotations
 
-from domain.blackjack.round import IN_PLAY, BlackjackRound
-from domain.player import Player
-from domain.seam import Unit
+from domain.blackjack.round import IN_PLAY, BlackjackRound, load_blackjack_round
+from domain.player import Player, load_player
+from domain.unit import Unit
 
 INTERRUPTED_EFFECT = "interrupted"
 
@@ -38,7 +39,7 @@ def interrupt_rounds_in_play(unit: Unit, player: Player) -> list[dict[str, str]]
     """Hold every blackjack round the player has in play; the disconnect's answer."""
     affected = []
     for round_id in player.blackjack_rounds_in_play():
-        _interrupt(player, unit.round(BlackjackRound, round_id))
+        _interrupt(player, load_blackjack_round(unit, round_id))
         affected.append({"round_id": round_id, "effect": INTERRUPTED_EFFECT})
     return affected
 
@@ -46,9 +47,9 @@ def interrupt_rounds_in_play(unit: Unit, player: Player) -> list[dict[str, str]]
 def resume_interrupted_rounds(unit: Unit, player: Player) -> list[BlackjackRound]:
     """Resume every interrupted round; return all the player's rounds in play, oldest first."""
     for round_id in list(player.interrupted_rounds):
-        unit.round(BlackjackRound, round_id).resume()
+        load_blackjack_round(unit, round_id).resume()
         player.blackjack_round_resumed(round_id)
-    return [unit.round(BlackjackRound, round_id) for round_id in player.blackjack_rounds]
+    return [load_blackjack_round(unit, round_id) for round_id in player.blackjack_rounds]
 
 
 def after_deal(unit: Unit, round_: BlackjackRound) -> None:
@@ -56,14 +57,14 @@ def after_deal(unit: Unit, round_: BlackjackRound) -> None:
     away by then (their disconnect was saved first), it is interrupted at once."""
     if round_.status != IN_PLAY:
         return
-    player = unit.player(round_.player_id)
+    player = load_player(unit, round_.player_id)
     player.blackjack_round_in_play(round_.round_id, round_.mode)
     if not player.connected:
         _interrupt(player, round_)
 
 
 def after_settlement(unit: Unit, round_: BlackjackRound) -> None:
-    unit.player(round_.player_id).blackjack_round_ended(round_.round_id)
+    load_player(unit, round_.player_id).blackjack_round_ended(round_.round_id)
 
 
 def _interrupt(player: Player, round_: BlackjackRound, reason: str | None = None) -> None:
@@ -75,5 +76,5 @@ def finish_idle_round(unit: Unit, round_: BlackjackRound) -> None:
     """A round in play whose player, still connected, stopped acting for the idle
     timeout: finished like an abandoned one. Voiding it instead would hand back the
     stake of a hand the player has already seen losing."""
-    _interrupt(unit.player(round_.player_id), round_, "no action before the idle timeout")
+    _interrupt(load_player(unit, round_.player_id), round_, "no action before the idle timeout")
     round_.finish_with_house_defaults()

@@ -1,5 +1,10 @@
 """Blackjack Baden-Baden play (RULES.md section 3): the deal, insurance, turns, the dealer.
 
+This is the one home of what is legal: `illegal_reason` says whether an action may
+be taken now and why not, `stake_added` what it must hold on top of the bets. The
+round decides an action with them once, in its command; the event that records
+the decision then applies it with `apply_action`, which checks nothing again.
+
 The play state is plain JSON data (dicts of str, int, bool and lists) so that a round
 aggregate can hold it and rebuild it from its events. Every step is a pure function that
 returns a new state and leaves its argument untouched, so replaying events is safe. The
@@ -31,6 +36,7 @@ from domain.blackjack.hands import (
     settle_insurance,
     validate_box_number,
 )
+from domain.errors import IllegalAction
 
 # Phases of play, in order; a round may skip some (no ace up: no insurance phase).
 PHASE_INSURANCE = "insurance"
@@ -57,8 +63,22 @@ HAND_CARDS_MAX = 6
 DEALER_CARDS_MAX = 11
 
 
-class IllegalAction(ValueError):
-    """An action the rules do not allow now; the message says why (409 illegal_action)."""
+@dataclass(frozen=True)
+class Ruleset:
+    """The rules a round is played by, named in its Opened event, so that a round is
+    always settled and audited by the rules of the day it was played."""
+
+    name: str
+    # RULES.md 3, since seed 002 was read again: insurance pays only on a box that
+    # did not bust. Rounds played before that paid it whatever the box did.
+    insurance_needs_unbusted_box: bool
+
+
+RULESETS = {
+    "baden-baden@1": Ruleset("baden-baden@1", insurance_needs_unbusted_box=False),
+    "baden-baden@2": Ruleset("baden-baden@2", insurance_needs_unbusted_box=True),
+}
+RULESET = RULESETS["baden-baden@2"]  # what new rounds are played by
 
 
 class Hand(TypedDict):
@@ -325,13 +345,30 @@ def _split_reason(box: Box, hand: Hand) -> str | None:
     return None
 
 
+def check_action(state: PlayState, box_number: int, hand_index: int, action: str) -> None:
+    """Refuse an action the rules do not allow now (409 illegal_action, naming why)."""
+    reason = illegal_reason(state, box_number, hand_index, action)
+    if reason is not None:
+        raise IllegalAction(reason, box=box_number, hand=hand_index, action=action)
+
+
+def stake_added(state: PlayState, box_number: int, hand_index: int, action: str) -> int:
+    """What a legal action holds on top of the bets: a double the hand's stake, a split
+    the box's bet, insurance half the bet (rounded down); nothing else adds any."""
+    box = _box(state, box_number)
+    if action == DOUBLE:
+        return box["hands"][hand_index]["stake_cents"]
+    if action == SPLIT:
+        return box["stake_cents"]
+    if action == INSURANCE:
+        return insurance_stake_cents(box["stake_cents"])
+    return 0
+
+
 def apply_action(
     state: PlayState, box_number: int, hand_index: int, action: str, cards: Sequence[str] = ()
 ) -> PlayState:
-    """The state after a player's (or the system's) decision; cards come from the shoe."""
-    reason = illegal_reason(state, box_number, hand_index, action)
-    if reason is not None:
-        raise IllegalAction(reason)
+    """The state after a decided action (see `check_action`); cards come from the shoe."""
     if len(cards) != cards_needed(action):
         raise ValueError(f"{action} takes {cards_needed(action)} cards, not {len(cards)}")
     after = copy.deepcopy(state)
@@ -414,18 +451,24 @@ def visible_dealer_cards(state: PlayState) -> list[str]:
     return list(state["dealer_cards"])
 
 
-def settle_round(state: PlayState) -> RoundSettlement:
+def settle_round(state: PlayState, ruleset: Ruleset = RULESET) -> RoundSettlement:
     """Net cents per box and hand, for the player; the same state always settles the same."""
     if state["phase"] != PHASE_OVER:
         raise ValueError(f"only a finished round settles, not one in phase {state['phase']!r}")
-    boxes = [_settle_box(box, state["dealer_cards"]) for box in state["boxes"]]
+    boxes = [_settle_box(box, state["dealer_cards"], ruleset) for box in state["boxes"]]
     total = sum(box["net_cents"] for box in boxes)
     return RoundSettlement(boxes=boxes, total_net_cents=total)
 
 
-def _settle_box(box: Box, dealer_cards: list[str]) -> BoxSettlement:
+def _settle_box(box: Box, dealer_cards: list[str], ruleset: Ruleset) -> BoxSettlement:
     hands = [_settle_hand(box, hand, dealer_cards) for hand in box["hands"]]
-    insurance = settle_insurance(box["insurance_cents"], dealer_cards)
+    # After a split the box is bust only when both its hands are.
+    bust = all(is_bust(hand["cards"]) for hand in box["hands"])
+    insurance = settle_insurance(
+        box["insurance_cents"],
+        dealer_cards,
+        box_bust=bust and ruleset.insurance_needs_unbusted_box,
+    )
     net = insurance + sum(hand["net_cents"] for hand in hands)
     return BoxSettlement(
         box_number=box["box_number"], hands=hands, insurance_net_cents=insurance, net_cents=net

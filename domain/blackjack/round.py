@@ -16,12 +16,13 @@ defaults (RULES.md 4): the player can do nothing to it meanwhile.
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
 from domain.blackjack import play as rules
-from domain.blackjack.hands import BOXES_MAX, insurance_stake_cents
+from domain.blackjack.hands import BOXES_MAX
 from domain.errors import (
     AboveTableMaximum,
     BelowTableMinimum,
@@ -32,14 +33,13 @@ from domain.errors import (
     NoStakeOnBox,
     RoundInterrupted,
     RoundNotOpen,
+    UnknownRound,
 )
 from domain.money import format_cents
-from domain.rounds import CommittedRound
+from domain.rounds import CommittedRound, load_round
 from domain.settings import BlackjackHall
-from domain.shoe import (
-    SHUFFLE_ALGORITHM,
-    commitment,
-)
+from domain.shoe import SHUFFLE_ALGORITHM, commitment
+from domain.unit import Unit
 
 # Stable event topics: stored with every event, so they never change.
 ROUND = "casino:BlackjackRound"
@@ -80,6 +80,15 @@ class BlackjackRound(CommittedRound, Aggregate):
         seed_commitment: str
         shoe_prefix: list[str]
         shuffle_algorithm: str
+        ruleset: str
+
+        # Version 2 names the rules the round is played by; a round opened before
+        # then was played by the first (insurance paid whatever the box did).
+        class_version = 2
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            state["ruleset"] = "baden-baden@1"
 
     @event(Created)
     def __init__(
@@ -94,14 +103,16 @@ class BlackjackRound(CommittedRound, Aggregate):
         seed_commitment: str,
         shoe_prefix: list[str],
         shuffle_algorithm: str,
+        ruleset: str,
     ) -> None:
-        assert commitment(seed) == seed_commitment
+        assert commitment(seed) == seed_commitment and ruleset in rules.RULESETS
         self.mode, self.player_id, self.hall = mode, player_id, hall
         self.stake_min_cents, self.stake_max_cents = stake_min_cents, stake_max_cents
         self.decks = decks
         self.seed, self.seed_commitment = seed, seed_commitment
         self.shoe_prefix = shoe_prefix
         self.shuffle_algorithm = shuffle_algorithm
+        self.ruleset = ruleset
         self.status = OPEN
         self.bets: dict[int, int] = {}  # box number -> stake; rounds are never snapshotted
         self.initial_cards: list[str] = []  # the deal so far, in shoe order
@@ -134,6 +145,7 @@ class BlackjackRound(CommittedRound, Aggregate):
             seed_commitment=commitment(seed),
             shoe_prefix=list(shoe_prefix or []),
             shuffle_algorithm=SHUFFLE_ALGORITHM,
+            ruleset=rules.RULESET.name,
         )
 
     # Read side.
@@ -197,33 +209,30 @@ class BlackjackRound(CommittedRound, Aggregate):
         self._hole_card_dealt(cards[-1], slots[-1].shoe_index)
         self._play_on()
 
-    def stake_to_add(self, box: int, hand: int, action: str) -> int:
-        """What a player's action must hold on top of the bets; refuses an illegal action."""
-        self._check_not_interrupted()
-        return self._stake_for(box, hand, action)
-
-    def _stake_for(self, box: int, hand: int, action: str) -> int:
-        if self.play is None:
-            raise IllegalAction("the cards have not been dealt yet: place bets and deal first")
-        reason = rules.illegal_reason(self.play, box, hand, action)
-        if reason is not None:
-            raise IllegalAction(reason, box=box, hand=hand, action=action)
-        if action == rules.DOUBLE:
-            return self.play_box(box)["hands"][hand]["stake_cents"]
-        if action == rules.SPLIT:
-            return self.play_box(box)["stake_cents"]
-        if action == rules.INSURANCE:
-            return insurance_stake_cents(self.play_box(box)["stake_cents"])
-        return 0
-
-    def act(self, box: int, hand: int, action: str, by: str = BY_PLAYER) -> None:
-        """A decision on the hand in play; after the last one the dealer plays and pays."""
+    def decide(self, box: int, hand: int, action: str, by: str = BY_PLAYER) -> Decision:
+        """Decide an action once: refuse it unless the rules allow it now, and say what
+        it holds on top of the bets and which cards it takes. `act` then records it."""
         assert by in (BY_PLAYER, BY_SYSTEM), by
         if by == BY_PLAYER:
             self._check_not_interrupted()
-        added = self._stake_for(box, hand, action)
+        if self.play is None:
+            raise IllegalAction("the cards have not been dealt yet: place bets and deal first")
+        rules.check_action(self.play, box, hand, action)
+        added = rules.stake_added(self.play, box, hand, action)
         cards = self._next_cards(rules.cards_needed(action))
-        self._player_acted(box, hand, action, cards, self.shoe_position, added, by)
+        return Decision(box, hand, action, cards, added, by)
+
+    def act(self, decision: Decision) -> None:
+        """Record a decided action; after the last one the dealer plays and pays."""
+        self._player_acted(
+            decision.box,
+            decision.hand,
+            decision.action,
+            decision.cards,
+            self.shoe_position,
+            decision.added_stake_cents,
+            decision.by,
+        )
         self._play_on()
 
     def void(self, reason: str) -> None:
@@ -254,7 +263,7 @@ class BlackjackRound(CommittedRound, Aggregate):
                 break
             insurance = self.state["phase"] == rules.PHASE_INSURANCE
             action = rules.NO_INSURANCE if insurance else rules.STAND
-            self.act(turn.box_number, turn.hand_index, action, by=BY_SYSTEM)
+            self.act(self.decide(turn.box_number, turn.hand_index, action, by=BY_SYSTEM))
         assert self.status == SETTLED_STATUS, "the house defaults always finish the round"
 
     def play_box(self, box: int) -> rules.Box:
@@ -268,7 +277,7 @@ class BlackjackRound(CommittedRound, Aggregate):
             self._settle()
 
     def _settle(self) -> None:
-        settlement = rules.settle_round(self.state)
+        settlement = rules.settle_round(self.state, rules.RULESETS[self.ruleset])
         for box in settlement["boxes"]:
             hands = [dict(hand) for hand in box["hands"]]
             self._payout_made(
@@ -390,6 +399,25 @@ class BlackjackRound(CommittedRound, Aggregate):
         """Pair assertion: cards leave the shoe in order, none skipped, none twice."""
         assert position == self.shoe_position, (position, self.shoe_position)
         self.shoe_position += count
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An action the rules allow now, with what it holds and the cards it takes."""
+
+    box: int
+    hand: int
+    action: str
+    cards: list[str]
+    added_stake_cents: int
+    by: str
+
+
+def load_blackjack_round(unit: Unit, round_id: str) -> BlackjackRound:
+    round_ = load_round(unit, round_id)
+    if not isinstance(round_, BlackjackRound):
+        raise UnknownRound(f"round {round_id[:80]} is not a blackjack round")
+    return round_
 
 
 def parse_box(target: str) -> int:

@@ -1,4 +1,5 @@
-"""Blackjack's steps of the round commands: each moves the round and the player's holds.
+"""Blackjack's steps: open a round in a hall, bet, deal, act, repeat and cancel bets,
+end an idle round, finish an abandoned one.
 
 Every stake is held when it is placed: a box's bet at the bet, a double, a split
 or insurance when it is chosen (refused with insufficient_funds if the player
@@ -7,73 +8,102 @@ settlement against casino:bank releases the whole hold and posts the result.
 
 No round is dealt while another of the player's rounds in that mode is
 interrupted, and a round left in play by its deal joins the player's rounds in
-play (`domain/blackjack_interruptions.py`).
+play (`domain/blackjack/interruptions.py`).
 """
 
 from __future__ import annotations
 
 import datetime
-from typing import Any
 
 from domain.blackjack.interruptions import after_deal, after_settlement, finish_idle_round
 from domain.blackjack.last_bets import LastBets, last_bets_uuid
-from domain.blackjack.round import IN_PLAY, OPEN, SETTLED_STATUS, BlackjackRound, parse_box
-from domain.errors import BetsAlreadyPlaced, NoPreviousBets
-from domain.seam import Unit
-from domain.wallet import CASINO_BANK, Wallet
+from domain.blackjack.round import IN_PLAY, OPEN, SETTLED_STATUS, BlackjackRound
+from domain.errors import BetsAlreadyPlaced, NoBets, NoPreviousBets
+from domain.player import load_player
+from domain.settings import BlackjackSettings
+from domain.shoe import draw_seed
+from domain.unit import Unit
+from domain.wallet import CASINO_BANK, Wallet, load_wallet
 
 
-class BlackjackGame:
-    """The steps of a blackjack round; the round commands dispatch here."""
-
-    def end_idle(self, unit: Unit, round_: Any, idle_since: datetime.datetime) -> bool:
-        return end_idle(unit, round_, idle_since)
-
-    def place_bet(self, unit: Unit, round_: Any, target: str, amount_cents: int) -> None:
-        assert isinstance(round_, BlackjackRound)
-        round_.place_bet(parse_box(target), amount_cents)
-        _wallet(unit, round_).hold(round_.round_id, amount_cents)
-
-    def remove_bet(self, unit: Unit, round_: Any, target: str) -> None:
-        assert isinstance(round_, BlackjackRound)
-        amount = round_.remove_bet(parse_box(target))
-        _wallet(unit, round_).release(round_.round_id, amount)
-
-    def deal(self, unit: Unit, round_: Any) -> None:
-        assert isinstance(round_, BlackjackRound)
-        round_.check_open()
-        unit.player(round_.player_id).check_no_interrupted_round(round_.mode)
-        round_.deal()
-        last_bets(unit, round_).record(round_.round_id, round_.bets)
-        settle_if_over(unit, round_)
-        after_deal(unit, round_)
-
-    def act(self, unit: Unit, round_: BlackjackRound, box: int, hand: int, action: str) -> None:
-        added = round_.stake_to_add(box, hand, action)  # Refuses an illegal action first.
-        if added:
-            _wallet(unit, round_).hold(round_.round_id, added)
-        round_.act(box, hand, action)
-        settle_if_over(unit, round_)
-
-    def repeat_bets(self, unit: Unit, round_: BlackjackRound) -> None:
-        """Place the bets of the player's last round dealt in this hall and mode again."""
-        round_.check_open()
-        if round_.bets:
-            raise BetsAlreadyPlaced("repeat bets needs an empty table: cancel the bets first")
-        previous = last_bets(unit, round_)
-        if not previous.bets:
-            raise NoPreviousBets(
-                f"no earlier {round_.mode} round in hall {round_.hall} to repeat the bets of"
-            )
-        for box, cents in previous.bets:
-            self.place_bet(unit, round_, str(box), cents)
+def open_round(
+    unit: Unit,
+    settings: BlackjackSettings,
+    player_id: str,
+    mode: str,
+    hall: str,
+    shoe_prefix: list[str] | None,
+) -> BlackjackRound:
+    limits = settings.hall(hall)
+    load_wallet(unit, player_id, mode)  # The player must exist.
+    load_player(unit, player_id).check_no_interrupted_round(mode)
+    round_ = BlackjackRound.open(
+        mode=mode,
+        player_id=player_id,
+        hall=limits,
+        decks=settings.decks,
+        seed=draw_seed(),
+        shoe_prefix=shoe_prefix,
+    )
+    round_.check_shoe()
+    unit.add(round_)
+    return round_
 
 
-def end_idle(unit: Unit, round_: Any, idle_since: datetime.datetime) -> bool:
+def place_bet(unit: Unit, round_: BlackjackRound, box: int, amount_cents: int) -> None:
+    round_.place_bet(box, amount_cents)
+    _wallet(unit, round_).hold(round_.round_id, amount_cents)
+
+
+def remove_bet(unit: Unit, round_: BlackjackRound, box: int) -> None:
+    amount = round_.remove_bet(box)
+    _wallet(unit, round_).release(round_.round_id, amount)
+
+
+def cancel_bets(unit: Unit, round_: BlackjackRound) -> None:
+    """Take every stake back before the deal."""
+    if not round_.bets:
+        raise NoBets("there are no bets to cancel")
+    for box in sorted(round_.bets):
+        remove_bet(unit, round_, box)
+
+
+def repeat_bets(unit: Unit, round_: BlackjackRound) -> None:
+    """Place the bets of the player's last round dealt in this hall and mode again."""
+    round_.check_open()
+    if round_.bets:
+        raise BetsAlreadyPlaced("repeat bets needs an empty table: cancel the bets first")
+    previous = last_bets(unit, round_)
+    if not previous.bets:
+        raise NoPreviousBets(
+            f"no earlier {round_.mode} round in hall {round_.hall} to repeat the bets of"
+        )
+    for box, cents in previous.bets:
+        place_bet(unit, round_, box, cents)
+
+
+def deal(unit: Unit, round_: BlackjackRound) -> None:
+    round_.check_open()
+    load_player(unit, round_.player_id).check_no_interrupted_round(round_.mode)
+    round_.deal()
+    last_bets(unit, round_).record(round_.round_id, round_.bets)
+    settle_if_over(unit, round_)
+    after_deal(unit, round_)
+
+
+def act(unit: Unit, round_: BlackjackRound, box: int, hand: int, action: str) -> None:
+    """The player's decision on the hand in play, decided once, its stake held first."""
+    decision = round_.decide(box, hand, action)
+    if decision.added_stake_cents:
+        _wallet(unit, round_).hold(round_.round_id, decision.added_stake_cents)
+    round_.act(decision)
+    settle_if_over(unit, round_)
+
+
+def end_idle(unit: Unit, round_: BlackjackRound, idle_since: datetime.datetime) -> bool:
     """Void a round never dealt, or finish one in play with the house defaults, when
     it has seen no action since `idle_since`. Interrupted rounds wait for the resume
     window instead. Returns whether the round was ended."""
-    assert isinstance(round_, BlackjackRound)
     if round_.modified_on > idle_since or round_.status not in (OPEN, IN_PLAY):
         return False
     if round_.status == OPEN:
@@ -83,6 +113,19 @@ def end_idle(unit: Unit, round_: Any, idle_since: datetime.datetime) -> bool:
             wallet.release(round_.round_id)
         return True
     finish_idle_round(unit, round_)
+    settle_if_over(unit, round_)
+    return True
+
+
+def finish_abandoned(
+    unit: Unit, round_: BlackjackRound, interrupted_before: datetime.datetime
+) -> bool:
+    """Finish a round interrupted at or before `interrupted_before` with the house
+    defaults (RULES.md 4); a round resumed since, or interrupted later, is left alone."""
+    interrupted_at = round_.interrupted_at
+    if interrupted_at is None or interrupted_at > interrupted_before:
+        return False
+    round_.finish_with_house_defaults()
     settle_if_over(unit, round_)
     return True
 
@@ -97,13 +140,12 @@ def settle_if_over(unit: Unit, round_: BlackjackRound) -> None:
 def last_bets(unit: Unit, round_: BlackjackRound) -> LastBets:
     """The player's last bets in this hall and mode, opened the first time they are needed."""
     aggregate_id = last_bets_uuid(round_.player_id, round_.mode, round_.hall)
-    try:
-        return unit.get(LastBets, aggregate_id, lambda: NoPreviousBets("none yet"))
-    except NoPreviousBets:
-        created = LastBets(round_.player_id, round_.mode, round_.hall)
-        unit.add(created)
-        return created
+    found = unit.find(LastBets, aggregate_id)
+    if found is None:
+        found = LastBets(round_.player_id, round_.mode, round_.hall)
+        unit.add(found)
+    return found
 
 
 def _wallet(unit: Unit, round_: BlackjackRound) -> Wallet:
-    return unit.wallet(round_.player_id, round_.mode)
+    return load_wallet(unit, round_.player_id, round_.mode)

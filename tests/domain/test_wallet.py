@@ -1,15 +1,14 @@
-"""The wallet aggregate, given / when / then, without a store."""
+"""The wallet aggregate, given / when / then, without a store: each command's events."""
 
 import pytest
 
-from domain.errors import InsufficientFunds, InvalidAmount, UnknownHold
+from domain.errors import InsufficientFunds, InvalidAmount, InvalidPointsChange, UnknownHold
 from domain.wallet import CASINO_BANK, Wallet
+from tests.domain.events import given, then
 
 
 def funded(cents: int = 10_000) -> Wallet:
-    wallet = Wallet("alice", "real")
-    wallet.deposit("t1", cents)
-    return wallet
+    return given(Wallet("alice", "real"), lambda wallet: wallet.deposit("t1", cents))
 
 
 def replayed(wallet: Wallet) -> Wallet:
@@ -21,19 +20,45 @@ def replayed(wallet: Wallet) -> Wallet:
     return copy
 
 
-def test_a_deposit_raises_balance_and_posts_against_the_cashier() -> None:
-    wallet = funded(1050)
+def test_a_deposit_raises_the_balance_and_posts_against_the_cashier() -> None:
+    wallet = given(Wallet("alice", "real"))
+    wallet.deposit("t1", 1050)
+    assert then(wallet) == [
+        (
+            "Deposited",
+            {
+                "transaction_id": "t1",
+                "amount_cents": 1050,
+                "postings": [["player:alice", 1050], ["cashier", -1050]],
+                "balance_after_cents": 1050,
+            },
+        )
+    ]
     assert (wallet.balance_cents, wallet.held_cents, wallet.available_cents) == (1050, 0, 1050)
-    deposited = wallet.pending_events[-1]
-    assert deposited.postings == [["player:alice", 1050], ["cashier", -1050]]
 
 
-def test_a_withdrawal_above_available_is_refused_and_changes_nothing() -> None:
+def test_a_withdrawal_posts_to_the_cashier() -> None:
     wallet = funded(1000)
-    wallet.hold("r1", 600)
+    wallet.withdraw("t2", 400)
+    assert then(wallet) == [
+        (
+            "Withdrawn",
+            {
+                "transaction_id": "t2",
+                "amount_cents": 400,
+                "postings": [["player:alice", -400], ["cashier", 400]],
+                "balance_after_cents": 600,
+            },
+        )
+    ]
+
+
+def test_a_withdrawal_above_available_is_refused_and_emits_nothing() -> None:
+    wallet = given(funded(1000), lambda wallet: wallet.hold("r1", 600))
     with pytest.raises(InsufficientFunds) as refused:
         wallet.withdraw("t2", 401)
     assert refused.value.facts == {"available": "4.00", "shortfall": "0.01"}
+    assert then(wallet) == []
     assert (wallet.balance_cents, wallet.available_cents) == (1000, 400)
 
 
@@ -41,6 +66,10 @@ def test_a_hold_reserves_money_without_moving_it() -> None:
     wallet = funded(1000)
     wallet.hold("r1", 300)
     wallet.hold("r1", 200)
+    assert then(wallet) == [
+        ("FundsHeld", {"round_id": "r1", "amount_cents": 300}),
+        ("FundsHeld", {"round_id": "r1", "amount_cents": 200}),
+    ]
     assert (wallet.balance_cents, wallet.held_cents, wallet.available_cents) == (1000, 500, 500)
 
 
@@ -48,23 +77,27 @@ def test_a_hold_above_available_is_refused() -> None:
     wallet = funded(1000)
     with pytest.raises(InsufficientFunds):
         wallet.hold("r1", 1001)
+    assert then(wallet) == []
 
 
 def test_releasing_part_of_a_hold_keeps_the_rest() -> None:
-    wallet = funded(1000)
-    wallet.hold("r1", 500)
+    wallet = given(funded(1000), lambda wallet: wallet.hold("r1", 500))
     wallet.release("r1", 200)
     assert wallet.holds == {"r1": 300}
     wallet.release("r1")
+    assert then(wallet) == [
+        ("HoldReleased", {"round_id": "r1", "amount_cents": 200}),
+        ("HoldReleased", {"round_id": "r1", "amount_cents": 300}),
+    ]
     assert wallet.holds == {}
 
 
 @pytest.mark.parametrize("amount", [0, -1, 501])
 def test_releasing_nothing_or_more_than_held_is_refused(amount: int) -> None:
-    wallet = funded(1000)
-    wallet.hold("r1", 500)
+    wallet = given(funded(1000), lambda wallet: wallet.hold("r1", 500))
     with pytest.raises(InvalidAmount):
         wallet.release("r1", amount)
+    assert then(wallet) == []
 
 
 def test_releasing_a_hold_that_does_not_exist_is_refused() -> None:
@@ -73,35 +106,84 @@ def test_releasing_a_hold_that_does_not_exist_is_refused() -> None:
 
 
 def test_settling_a_lost_round_releases_the_hold_and_pays_the_bank() -> None:
-    wallet = funded(1000)
-    wallet.hold("r1", 400)
+    wallet = given(funded(1000), lambda wallet: wallet.hold("r1", 400))
     wallet.settle("r1", -400, CASINO_BANK)
+    assert then(wallet) == [
+        (
+            "RoundSettled",
+            {
+                "round_id": "r1",
+                "net_cents": -400,
+                "released_cents": 400,
+                "postings": [["player:alice", -400], [CASINO_BANK, 400]],
+                "balance_after_cents": 600,
+            },
+        )
+    ]
     assert (wallet.balance_cents, wallet.held_cents) == (600, 0)
-    assert wallet.pending_events[-1].postings == [["player:alice", -400], [CASINO_BANK, 400]]
     assert wallet.last_round == {"round_id": "r1", "net_cents": -400, "commission_cents": 0}
 
 
 def test_a_dealer_commission_is_taken_from_the_round_result() -> None:
-    wallet = funded(200_000)
-    wallet.hold("r1", 90_175)
-    wallet.settle("r1", 1000, None)
+    wallet = given(
+        funded(200_000),
+        lambda wallet: wallet.hold("r1", 90_175),
+        lambda wallet: wallet.settle("r1", 1000, None),
+    )
     wallet.charge_commission("r1", 18)
-    assert wallet.balance_cents == 200_982
+    assert then(wallet) == [
+        (
+            "CommissionCharged",
+            {
+                "round_id": "r1",
+                "commission_cents": 18,
+                "postings": [["player:alice", -18], ["casino:commission", 18]],
+                "balance_after_cents": 200_982,
+            },
+        )
+    ]
     assert wallet.last_round == {"round_id": "r1", "net_cents": 982, "commission_cents": 18}
 
 
 def test_points_may_go_below_zero() -> None:
     wallet = funded()
     wallet.change_points(-10, "dealer", "r1", "dealt")
-    assert wallet.points == -10
+    assert then(wallet) == [
+        (
+            "PointsChanged",
+            {
+                "change": -10,
+                "role": "dealer",
+                "round_id": "r1",
+                "reason": "dealt",
+                "points_after": -10,
+            },
+        )
+    ]
+
+
+def test_an_operator_adjustment_needs_a_reason_and_a_change() -> None:
+    wallet = funded()
+    wallet.adjust_points(50, "  welcome  ")
+    assert then(wallet)[0][1] | {"points_after": 50} == {
+        "change": 50,
+        "role": "operator",
+        "round_id": None,
+        "reason": "welcome",
+        "points_after": 50,
+    }
+    for change, reason in ((0, "why"), (10**10, "why"), (5, "  ")):
+        with pytest.raises(InvalidPointsChange):
+            wallet.adjust_points(change, reason)
+    assert then(wallet) == []
 
 
 def test_replaying_the_events_rebuilds_the_same_wallet() -> None:
-    wallet = funded(5000)
+    wallet = Wallet("alice", "real")
+    wallet.deposit("t1", 5000)
     wallet.hold("r1", 1000)
     wallet.settle("r1", 950, CASINO_BANK)
     wallet.hold("r2", 100)
     wallet.withdraw("t2", 300)
     wallet.change_points(7, "player", "r1", "staked")
-    copy = replayed(wallet)
-    assert vars(copy) == vars(wallet)
+    assert vars(replayed(wallet)) == vars(wallet)

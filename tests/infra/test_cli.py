@@ -5,7 +5,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from infra.cli import app
-from infra.store import open_store
+from infra.store.store import open_store
 
 
 def test_a_bad_setting_stops_serve_with_its_name(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 import datetime
 
-from infra.store import Store
+from infra.store.store import Store
 from infra.workers import IdleRoundWorker
 from tests.conftest import StoreFactory
 

@@ -2,7 +2,7 @@
 
 import time
 
-from infra.store import Store
+from infra.store.store import Store
 from infra.workers import IdleRoundWorker, ProjectorWorker
 
 

@@ -6,7 +6,7 @@ import threading
 import time
 from pathlib import Path
 
-from infra.store import open_store
+from infra.store.store import open_store
 
 # Past the event store's 5 s wait for a pooled connection: a lock-order cycle between
 # the projector and the commands would surface as errors within this time.

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from benchmarks import workload
-from infra.rebuild import compare_with_rebuild
-from infra.store import Store
+from infra.audit.rebuild import compare_with_rebuild
+from infra.store.store import Store
 from projections.runner import BATCH_SIZE, empty
 from tests.conftest import StoreFactory
 

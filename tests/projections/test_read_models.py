@@ -10,8 +10,8 @@ import pytest
 
 from benchmarks import workload
 from domain import wallet as topics
-from infra.rebuild import compare_with_rebuild, rebuild
-from infra.store import Store
+from infra.audit.rebuild import compare_with_rebuild, rebuild
+from infra.store.store import Store
 from projections import balances, commission, game_history, ledger, round_trail
 from projections.runner import position_in
 from tests.conftest import StoreFactory

@@ -1,0 +1,60 @@
+"""The unit of work: what one attempt of a command loaded, created and changed.
+
+It knows no game. A command loads aggregates through it by id and kind, adds the
+ones it creates, and the seam saves every one of them in one atomic save.
+Finding a table, a lobby or a round by its public id belongs to the game that
+owns it (`domain/baccarat/p2p.py`, `domain/rounds.py`, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Repository
+from eventsourcing.domain import Aggregate
+
+from domain.errors import DomainError
+
+A = TypeVar("A", bound=Aggregate)
+
+
+class Unit:
+    def __init__(self, repository: Repository[UUID]) -> None:
+        self._repository = repository
+        self._aggregates: dict[UUID, Aggregate] = {}
+        self.loaded_versions: dict[UUID, int] = {}  # as read, before this command changed them
+
+    def get(self, cls: type[A], aggregate_id: UUID, missing: Callable[[], DomainError]) -> A:
+        """The aggregate of that id and kind, or the refusal `missing` makes."""
+        aggregate = self.find(cls, aggregate_id)
+        if aggregate is None:
+            raise missing()
+        return aggregate
+
+    def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
+        if aggregate_id not in self._aggregates:
+            try:
+                loaded: Aggregate = self._repository.get(aggregate_id)
+            except AggregateNotFoundError:
+                return None
+            self._aggregates[aggregate_id] = loaded
+            self.loaded_versions[aggregate_id] = loaded.version
+        aggregate = self._aggregates[aggregate_id]
+        # Ids are public: one of another kind (a table id sent as a round id) is not found.
+        return aggregate if isinstance(aggregate, cls) else None
+
+    def add(self, aggregate: Aggregate) -> None:
+        self._aggregates[aggregate.id] = aggregate
+
+    def aggregates(self) -> list[Aggregate]:
+        return list(self._aggregates.values())
+
+
+def parse_public_id(text: str, missing: Callable[[], DomainError]) -> UUID:
+    """A server-issued id (a round's, a table's) from a path or body, or the refusal."""
+    try:
+        return UUID(text)
+    except ValueError:
+        raise missing() from None

@@ -1,0 +1,435 @@
+"""`casino audit verify` and `casino audit replay`: the auditor's view of the store.
+
+`verify` reads the log once, in order, a batch at a time, beside the event chain,
+and checks as it goes:
+
+- the chain (infra/event_chain.py): every position holds the event the chain
+  recorded there, each event still matches its link, no event lacks a link, no
+  link lacks its event; the head (and any link noted earlier) is recomputed;
+- every aggregate's versions run 1, 2, 3, ... in log order;
+- the books: each mode's postings total zero and the trial-balance read model
+  agrees with them;
+- every round, once it is over and its wallets' entries are in (they are saved
+  with its last event, or before): cards, outcome, payouts, commission, what each
+  wallet posted, dealer points.
+
+It holds per player (wallets, books) and per round not over, never the whole log:
+a finished round is checked, then forgotten, as are command receipts (one event
+each). A later event of a forgotten aggregate then shows as one that does not
+start at version 1.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from domain import wallet as wallet_topics
+from domain.baccarat import round as baccarat_topics
+from domain.baccarat.audit import verify_baccarat_round
+from domain.blackjack import round as blackjack_topics
+from domain.blackjack.audit import verify_blackjack_round
+from domain.receipt import CommandReceipt
+from domain.rounds import SECRET_FIELDS, WalletEntry, secrets_revealed
+from infra.audit.rebuild import compare_with_rebuild
+from infra.store import chain as event_chain
+from infra.store.chain import ChainRow
+from infra.store.store import Store
+from projections import balances
+from projections.round_trail import ENDED, event_data
+from projections.runner import position_in
+
+BATCH = 1000
+VERIFIERS = {
+    baccarat_topics.ROUND: verify_baccarat_round,
+    blackjack_topics.ROUND: verify_blackjack_round,
+}
+ONE_EVENT_AGGREGATES = frozenset((CommandReceipt.Created.TOPIC,))
+# A round's wallet entries are saved in the save that ends it, or before. No save
+# holds this many events, so once the log is this far past a round's last event the
+# round has every entry it will get, and is checked and forgotten.
+SAVE_EVENTS_MAX = 10_000
+PROBLEMS_LISTED_MAX = 1_000  # per kind of check; the rest are counted
+
+
+@dataclass
+class AuditReport:
+    events: int = 0
+    rounds: int = 0
+    head_position: int = 0
+    head_link: str = event_chain.GENESIS
+    hidden_from: int | None = None  # Where links start to depend on a hidden card.
+    problems: list[str] = field(default_factory=list)
+
+
+def notifications(store: Store, progress: Callable[[int], None], up_to: int) -> Iterator[Any]:
+    position = 0
+    # Bounded here rather than with the library's `stop`: PostgreSQL's generic plan
+    # for a prepared range query reads the log three times slower.
+    while position < up_to and (
+        batch := store.app.recorder.select_notifications(
+            start=position, limit=BATCH, inclusive_of_start=False
+        )
+    ):
+        yield from (notification for notification in batch if notification.id <= up_to)
+        position = batch[-1].id
+        progress(len(batch))
+
+
+def chain_rows(store: Store, up_to: int) -> Iterator[ChainRow]:
+    position = 0
+    while position < up_to:
+        with store.database.read() as cursor:
+            batch = event_chain.stored_links(cursor, position, BATCH)
+        if not batch:
+            return
+        yield from (row for row in batch if row.position <= up_to)
+        position = batch[-1].position
+
+
+def side_by_side(
+    events: Iterator[Any], rows: Iterator[ChainRow]
+) -> Iterator[tuple[int, Any | None, ChainRow | None]]:
+    """Each position that holds an event or a link, with both (either may be None)."""
+    event, row = next(events, None), next(rows, None)
+    while event is not None or row is not None:
+        if event is not None and (row is None or event.id < row.position):
+            yield event.id, event, None
+            event = next(events, None)
+        elif row is not None and (event is None or row.position < event.id):
+            yield row.position, None, row
+            row = next(rows, None)
+        else:
+            assert event is not None and row is not None
+            yield event.id, event, row
+            event, row = next(events, None), next(rows, None)
+
+
+def verify(
+    store: Store,
+    round_id: str | None,
+    progress: Callable[[int], None],
+    anchors: Mapping[int, str] | None = None,
+) -> AuditReport:
+    """Check the whole store (and every round, or only `round_id`); `anchors` are
+    chain links noted earlier, by position, that must still be what they were."""
+    report = AuditReport()
+    try:
+        store.projector.catch_up()  # The books are compared with the read models.
+    except Exception as error:  # An event it cannot read: named below, with its position.
+        report.problems.append(f"the read models cannot take in every event: {error}")
+    # Events commit in position order, each with its link: up to here, both are final.
+    # (The chain's own head counts too: an event removed from the end leaves its link.)
+    with store.database.read() as cursor:
+        chain_head = event_chain.head_position(cursor)
+        hidden_from = report.hidden_from = event_chain.first_hidden_position(cursor)
+    up_to = max(chain_head, store.projector.head())
+    chain = _Chain(anchors or {}, hidden_from)
+    versions = _Versions()
+    books = _Books()
+    rounds = _Rounds(round_id, versions, books)
+    unreadable = _Problems("unreadable events")
+    for position, notification, row in side_by_side(
+        notifications(store, progress, up_to), chain_rows(store, up_to)
+    ):
+        chain.check(position, notification, row)
+        if hidden_from is None or position < hidden_from:
+            report.head_position, report.head_link = chain.head_position, chain.recomputed
+        if notification is None:
+            continue
+        report.events += 1
+        versions.check(position, notification)
+        try:
+            event = store.app.mapper.to_domain_event(notification)
+        except Exception as error:
+            unreadable.add(
+                f"event at position {position} ({_name(notification)}) cannot be read: {error!r}"
+            )
+            continue
+        books.add(position, event)
+        rounds.add(position, event)
+        if notification.topic in ONE_EVENT_AGGREGATES:
+            versions.forget(event.originator_id)
+    rounds.finish()
+    report.rounds = rounds.checked
+    report.problems += (
+        chain.finish()
+        + versions.problems.all()
+        + unreadable.all()
+        + books.finish(store, up_to)
+        + rounds.problems.all()
+    )
+    if round_id is not None and rounds.checked == 0:
+        report.problems.append(f"no round {round_id} in the store")
+    if round_id is None:
+        report.problems += _read_model_problems(store, progress)
+    return report
+
+
+def _read_model_problems(store: Store, progress: Callable[[int], None]) -> list[str]:
+    """The live read models against a rebuild from the events, made aside."""
+    try:
+        found = compare_with_rebuild(store, progress).differences
+    except Exception as error:  # Events it cannot read are named above already.
+        return [f"the read models could not be rebuilt to compare: {error!r}"]
+    return [f"the read model {difference} (live against a rebuild)" for difference in found]
+
+
+def parse_anchor(text: str) -> tuple[int, str]:
+    """`POSITION:LINK`, as `casino audit verify --anchor` takes it."""
+    position, _, link = text.strip().partition(":")
+    link = link.lower()
+    if not position.isdigit() or len(link) != 64 or set(link) - set("0123456789abcdef"):
+        raise ValueError(f"--anchor {text!r}: expected POSITION:LINK, LINK 64 hex digits")
+    return int(position), link
+
+
+class _Problems:
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.listed: list[str] = []
+        self.unlisted = 0
+
+    def add(self, problem: str) -> None:
+        if len(self.listed) < PROBLEMS_LISTED_MAX:
+            self.listed.append(problem)
+        else:
+            self.unlisted += 1
+
+    def all(self) -> list[str]:
+        more = [f"and {self.unlisted} more discrepancies of {self.kind}"] if self.unlisted else []
+        return self.listed + more
+
+
+def _name(stored: Any) -> str:
+    return f"{stored.originator_id} version {stored.originator_version}"
+
+
+class _Chain:
+    """The chain, position by position. Each link is checked against the stored link
+    before it, so a discrepancy is named where it is and the rest still verifies."""
+
+    def __init__(self, anchors: Mapping[int, str], hidden_from: int | None) -> None:
+        self.problems = _Problems("the event chain")
+        self.anchors = dict(anchors)
+        self.hidden_from = hidden_from
+        self.recomputed = event_chain.GENESIS  # over the events as they are now
+        self.head_position = 0
+        self.last: ChainRow | None = None  # the chain row just passed
+        self.link_before_last: str | None = None
+
+    def check(self, position: int, notification: Any, row: ChainRow | None) -> None:
+        previous = self.last.link if self.last is not None else event_chain.GENESIS
+        mine = None
+        if notification is not None:
+            aggregate = str(notification.originator_id)
+            if row is not None and row.originator_id == aggregate:
+                mine = event_chain.link(previous, notification)
+            self.recomputed = (
+                mine
+                if mine is not None and self.recomputed == previous
+                else event_chain.link(self.recomputed, notification)
+            )
+            self.head_position = position
+            self._check_anchor(position)
+        if row is None:
+            self.problems.add(
+                f"event at position {position} ({_name(notification)}) is not in the chain: "
+                "it was inserted behind the store's back"
+            )
+            return
+        if notification is None:
+            self.problems.add(f"event at position {position} ({_name(row)}) has been removed")
+        elif mine is None or notification.originator_version != row.originator_version:
+            self.problems.add(
+                f"position {position} holds {_name(notification)}, but the chain recorded "
+                f"{_name(row)} there: events were swapped, moved or replaced"
+            )
+        elif mine != row.link:
+            self._mismatch(position, notification, row)
+        self.link_before_last, self.last = previous, row
+
+    def _mismatch(self, position: int, notification: Any, row: ChainRow) -> None:
+        last, before = self.last, self.link_before_last
+        if (
+            last is not None
+            and before is not None
+            and event_chain.link(before, notification) == row.link
+        ):
+            self.problems.add(
+                f"event at position {last.position} ({_name(last)}) was inserted with a "
+                f"forged link: the link at position {position} was made without it"
+            )
+            return
+        since = last.position if last is not None else 0
+        self.problems.add(
+            f"event at position {position} ({_name(notification)}) does not match its link "
+            f"in the chain: it was altered, or the chain was cut or rewritten between "
+            f"positions {since} and {position}"
+        )
+
+    def _check_anchor(self, position: int) -> None:
+        noted = self.anchors.pop(position, None)
+        if noted is not None and noted != self.recomputed:
+            hidden = self.hidden_from is not None and position >= self.hidden_from
+            now = "different" if hidden else self.recomputed  # It could hint at a hidden card.
+            self.problems.add(
+                f"the chain's link at position {position} is now {now}, not "
+                f"{noted} as noted: events up to it were changed and the chain rewritten"
+            )
+
+    def finish(self) -> list[str]:
+        for position in sorted(self.anchors):
+            self.problems.add(f"no event at position {position}, where a link was noted")
+        return self.problems.all()
+
+
+class _Versions:
+    """Every aggregate's versions run 1, 2, 3, ... in log order (the first break in
+    each aggregate is named; what follows from it is not repeated)."""
+
+    def __init__(self) -> None:
+        self.problems = _Problems("aggregate versions")
+        self.due: dict[Any, int] = {}
+        self.broken: set[Any] = set()
+
+    def check(self, position: int, notification: Any) -> None:
+        aggregate, version = notification.originator_id, notification.originator_version
+        due = self.due.get(aggregate, 1)
+        if version != due and aggregate not in self.broken:
+            self.broken.add(aggregate)
+            after = "is the first of its aggregate" if due == 1 else f"follows version {due - 1}"
+            self.problems.add(
+                f"event at position {position} ({_name(notification)}) {after}: "
+                "an event is missing, out of order, or was added after its aggregate ended"
+            )
+        self.due[aggregate] = version + 1
+
+    def forget(self, aggregate: Any) -> None:
+        self.due.pop(aggregate, None)
+
+
+class _Books:
+    """Each mode's postings, summed from the wallets' events."""
+
+    def __init__(self) -> None:
+        self.problems = _Problems("the books")
+        self.wallets: dict[Any, tuple[str, str]] = {}  # wallet id -> (player id, mode)
+        self.books: dict[str, dict[str, int]] = {}
+
+    def add(self, position: int, event: Any) -> None:
+        if wallet_topics.topic_of(event) == wallet_topics.OPENED:
+            self.wallets[event.originator_id] = (event.player_id, event.mode)
+        postings = getattr(event, "postings", None)
+        if not postings:
+            return
+        owner = self.wallets.get(event.originator_id)
+        if owner is None:
+            self.problems.add(
+                f"event at position {position} ({_name(event)}) carries postings, but its "
+                "aggregate is no wallet opened in the store"
+            )
+            return
+        accounts = self.books.setdefault(owner[1], {})
+        for account, cents in postings:
+            accounts[account] = accounts.get(account, 0) + cents
+
+    def finish(self, store: Store, up_to: int) -> list[str]:
+        for mode, accounts in self.books.items():
+            if sum(accounts.values()) != 0:
+                self.problems.add(
+                    f"the {mode} trial balance totals {sum(accounts.values())} cents, not 0"
+                )
+        with store.database.read() as cursor:
+            if position_in(cursor) != up_to:
+                return self.problems.all()  # Another moment: the rebuild compare covers it.
+            for mode, accounts in self.books.items():
+                projected = dict(balances.trial_balance(cursor, mode))
+                if projected != {a: c for a, c in accounts.items() if c or a in projected}:
+                    self.problems.add(
+                        f"the {mode} trial-balance read model disagrees with the events"
+                    )
+        return self.problems.all()
+
+
+class _Rounds:
+    """Each round's events and its wallets' entries, until it is over and checked."""
+
+    def __init__(self, only: str | None, versions: _Versions, books: _Books) -> None:
+        self.only = only
+        self.versions = versions
+        self.wallets = books.wallets
+        self.problems = _Problems("rounds")
+        self.checked = 0
+        self.events: dict[Any, list[Any]] = {}  # by aggregate id
+        self.entries: dict[str, list[WalletEntry]] = defaultdict(list)
+        self.ended: deque[tuple[int, Any]] = deque()
+
+    def add(self, position: int, event: Any) -> None:
+        while self.ended and self.ended[0][0] < position - SAVE_EVENTS_MAX:
+            self._check(self.ended.popleft()[1])
+        aggregate = event.originator_id
+        owner = self.wallets.get(aggregate)
+        round_id = getattr(event, "round_id", None)
+        if owner is not None and round_id is not None and self.only in (None, round_id):
+            topic = wallet_topics.topic_of(event)
+            self.entries[round_id].append(WalletEntry(owner[0], topic, event))
+        elif getattr(event, "originator_topic", None) in VERIFIERS:
+            self.events[aggregate] = [event]  # Opened: a new round.
+        elif aggregate in self.events:
+            self.events[aggregate].append(event)
+            if wallet_topics.topic_of(event) in ENDED:
+                self.ended.append((position, aggregate))
+
+    def _check(self, aggregate: Any, over: bool = True) -> None:
+        events = self.events.pop(aggregate, None)
+        if events is None:
+            return  # Ended twice (a tampered log): checked already.
+        self.versions.forget(aggregate)
+        round_id = str(aggregate)
+        entries = self.entries.pop(round_id, [])
+        if self.only not in (None, round_id):
+            return
+        self.checked += 1
+        try:
+            problems = VERIFIERS[events[0].originator_topic](events, entries)
+        except Exception as error:  # A tampered round may not even replay.
+            problems = [f"round {round_id}: its events do not replay: {error!r}"]
+        if problems and not over:  # The details could show cards still face down.
+            problems = [
+                f"round {round_id} (not over yet): {len(problems)} discrepancies in its cards "
+                "or money; the details are withheld until it is over"
+            ]
+        for problem in problems:
+            self.problems.add(problem)
+
+    def finish(self) -> None:
+        ended = {aggregate for _, aggregate in self.ended}
+        for aggregate in list(self.events):
+            self._check(aggregate, over=aggregate in ended)
+        for round_id, entries in self.entries.items():
+            for entry in entries:
+                self.problems.add(
+                    f"{entry.player_id}'s wallet posted {entry.topic.rsplit('.', 1)[-1]} "
+                    f"(version {entry.event.originator_version}) for round {round_id}, which "
+                    "is not in the store, or was over long before"
+                )
+
+
+def timeline(store: Store, round_id: str) -> list[str]:
+    """One round, event by event, for a person to read."""
+    round_ = store.app.round(round_id)
+    lines = []
+    events: list[Any] = list(store.app.events.get(round_.id))
+    for event in events:
+        data = event_data(event)
+        if not secrets_revealed(round_.status):
+            for secret in SECRET_FIELDS:  # Revealed only once the round is over.
+                data.pop(secret, None)
+        kind = type(event).TOPIC.rsplit(".", 1)[-1]
+        details = ", ".join(f"{k}={v}" for k, v in data.items())
+        at = f"{event.timestamp:%Y-%m-%d %H:%M:%S.%f}"
+        lines.append(f"{event.originator_version:>3}  {at}  {kind:<17} {details}")
+    return lines

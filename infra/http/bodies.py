@@ -1,0 +1,115 @@
+"""Request bodies: what each command route accepts, checked at the edge.
+
+Money arrives as decimal strings and leaves here as integer cents (`cents_of`);
+every model refuses unknown fields.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from domain.ids import PLAYER_ID_PATTERN
+from domain.money import parse_amount
+from domain.player import DISPLAY_NAME_LENGTH_MAX
+from domain.rounds import SHOE_PREFIX_CARDS_MAX
+from domain.wallet import REASON_LENGTH_MAX
+
+Mode = Literal["real", "play"]
+ShoeField = Field(
+    default=None,
+    description="certification mode only: the first cards of the shoe, in dealing order",
+    examples=[["10", "K", "3", "10", "10", "Q"]],
+    max_length=SHOE_PREFIX_CARDS_MAX,
+)
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def cents_of(amount: str) -> int:
+    """An amount's decimal string as cents; refused (422 invalid_amount) unless exact."""
+    return parse_amount(amount)
+
+
+# Players and wallets.
+
+
+class NewPlayer(Body):
+    player_id: str = Field(pattern=PLAYER_ID_PATTERN.pattern, examples=["alice"])
+    display_name: str = Field(min_length=1, max_length=DISPLAY_NAME_LENGTH_MAX, examples=["Alice"])
+
+
+class MoneyMovement(Body):
+    mode: Mode
+    amount: str = Field(description="decimal string, at most two places", examples=["10.00"])
+
+
+class PointsAdjustment(Body):
+    mode: Mode
+    change: int = Field(description="whole points, may be negative", examples=[50])
+    reason: str = Field(min_length=1, max_length=REASON_LENGTH_MAX)
+
+
+# Rounds.
+
+
+class NewBaccaratRound(Body):
+    player_id: str = Field(examples=["alice"])
+    mode: Mode
+    shoe: list[str] | None = ShoeField
+
+
+class NewBet(Body):
+    spot: str | None = Field(default=None, description="baccarat: player, banker or tie")
+    box: int | None = Field(default=None, description="blackjack: box 1-5")
+    amount: str = Field(examples=["10.00"])
+
+    @model_validator(mode="after")
+    def _one_target(self) -> NewBet:
+        if (self.spot is None) == (self.box is None):
+            raise ValueError("give either spot (baccarat) or box (blackjack)")
+        return self
+
+    @property
+    def target(self) -> str:
+        return self.spot if self.spot is not None else str(self.box)
+
+
+class NewBlackjackRound(Body):
+    player_id: str = Field(examples=["alice"])
+    mode: Mode
+    hall: str = Field(max_length=40, description="a configured hall: 1, 2 or vip", examples=["1"])
+    shoe: list[str] | None = ShoeField
+
+
+class NewAction(Body):
+    box: int = Field(ge=1, le=5, description="the box in play, 1-5")
+    hand: int = Field(default=0, ge=0, le=1, description="0, or 1 for the second split hand")
+    action: Literal["hit", "stand", "double", "split", "insurance", "no_insurance", "even_money"]
+
+
+# P2P baccarat.
+
+
+class NewDealer(Body):
+    player_id: str
+    mode: Mode
+    table_type: str = Field(examples=["II"], description="I, II or III")
+    auto_confirm: bool = False
+
+
+class NewTablePlayer(Body):
+    player_id: str
+    mode: Mode
+    table_type: str = Field(examples=["II"])
+
+
+class Confirmation(Body):
+    shoe: list[str] | None = ShoeField
+
+
+class Leaving(Body):
+    player_id: str

@@ -1,0 +1,93 @@
+"""Idempotency-Key handling: every POST and DELETE carries one (API.md, Conventions).
+
+The key is scoped to the caller's API key; the fingerprint covers the method,
+the path and the body (parsed, so spacing and key order do not matter). The
+application stores the first answer in the same save as the command's events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import Depends, Request
+from fastapi.responses import JSONResponse
+
+from domain.seam import Outcome, Receipt
+from infra.http.auth import COMMAND, OPERATOR, Principal
+from infra.http.problems import Problem
+
+KEY_LENGTH_MAX = 128
+# Every command's answer names the log position that includes it; a read given that
+# position as `min_position` sees the command's effects (read-your-writes).
+POSITION_HEADER = "Casino-Position"
+LOGGED_BODY_IDS = ("player_id",)
+
+
+@dataclass(frozen=True)
+class Command:
+    """What a command route needs to make its call idempotent and shape its answer."""
+
+    scoped_key: str
+    fingerprint: str
+
+    def receipt(self, body: Callable[[Any], dict[str, Any]]) -> Receipt:
+        """The receipt of this request: its key, and how to shape the answer's body."""
+        return Receipt(key=self.scoped_key, fingerprint=self.fingerprint, render=body)
+
+    @staticmethod
+    def respond(outcome: Outcome[Any], status: int) -> JSONResponse:
+        """The answer: the body the receipt remembers, with the route's own status (a
+        replay answers exactly as the first time did)."""
+        assert outcome.answer is not None, "command routes always pass a receipt"
+        headers = {POSITION_HEADER: str(outcome.position)}
+        if outcome.replayed:
+            headers["Idempotent-Replayed"] = "true"
+        return JSONResponse(outcome.answer, status, headers=headers)
+
+
+async def _command(request: Request, principal: Principal) -> Command:
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        raise Problem(400, "idempotency_key_missing", "send an Idempotency-Key header")
+    if not 1 <= len(key) <= KEY_LENGTH_MAX or not key.isprintable():
+        raise Problem(
+            400, "invalid_idempotency_key", f"Idempotency-Key must be 1-{KEY_LENGTH_MAX} characters"
+        )
+    body = await request.body()
+    _note_ids_for_the_log(request, body)
+    return Command(
+        scoped_key=f"{principal.key_digest}:{key}",
+        fingerprint=_fingerprint(request.method, request.url.path, body),
+    )
+
+
+async def service_command(request: Request, principal: Principal = Depends(COMMAND)) -> Command:
+    return await _command(request, principal)
+
+
+async def operator_command(request: Request, principal: Principal = Depends(OPERATOR)) -> Command:
+    return await _command(request, principal)
+
+
+def _note_ids_for_the_log(request: Request, body: bytes) -> None:
+    """Ids named in the body (a player sitting down, say) go into the request's log line."""
+    try:
+        parsed = json.loads(body) if body else None
+    except ValueError:
+        return
+    if isinstance(parsed, dict):
+        request.state.log_ids = {
+            name: parsed[name] for name in LOGGED_BODY_IDS if isinstance(parsed.get(name), str)
+        }
+
+
+def _fingerprint(method: str, path: str, body: bytes) -> str:
+    try:
+        canonical = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":"))
+    except ValueError:
+        canonical = body.decode("utf-8", "replace")  # Refused later as malformed anyway.
+    return hashlib.sha256(f"{method} {path}\n{canonical}".encode()).hexdigest()

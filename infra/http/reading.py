@@ -1,0 +1,75 @@
+"""How routes read: the application the store holds, and read models, read-your-writes.
+
+Every command's answer carries the log position that includes it (the
+`Casino-Position` header). A read given `min_position` answers only once the
+read models include that position. With the projector inside the server (the
+default) every read first catches the read models up with the whole log, so it
+includes every acknowledged command even without `min_position`; with the
+projector in a separate process a read waits for the position it was given, up
+to CASINO_READ_WAIT_SECONDS, then answers 503 `projection_behind`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from fastapi import Query, Request
+
+from domain.application import CasinoApplication
+from infra.http.problems import Problem
+from infra.store.store import Store
+from projections.base import POSITION_MAX, Cursor
+
+POLL_SECONDS = 0.01
+
+
+def app_of(request: Request) -> CasinoApplication:
+    app: CasinoApplication = request.app.state.store.app
+    return app
+
+
+def min_position(
+    request: Request,
+    min_position: int | None = Query(
+        default=None,
+        ge=0,
+        le=POSITION_MAX,
+        description="answer only once the read models include this log position "
+        "(a command's Casino-Position header)",
+    ),
+) -> None:
+    request.state.min_position = min_position
+
+
+@contextmanager
+def projected(request: Request, *, whole_log: bool = False) -> Iterator[Cursor]:
+    """A read transaction on read models that include the position asked for (or,
+    with `whole_log`, every event stored when the call began; a command reads so, and
+    past the wait it goes on with the read models as they are rather than fail)."""
+    store: Store = request.app.state.store
+    if store.projector_inside:
+        store.projector.catch_up()
+    else:
+        seconds = request.app.state.settings.read_wait_seconds
+        if whole_log:
+            with contextlib.suppress(Problem):
+                wait_for(store, store.projector.head(), seconds)
+        elif request.state.min_position:
+            wait_for(store, request.state.min_position, seconds)
+    with store.database.read() as cursor:
+        yield cursor
+
+
+def wait_for(store: Store, position: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while (reached := store.projector.position()) < position:
+        if time.monotonic() > deadline:
+            raise Problem(
+                503,
+                "projection_behind",
+                f"the read models are at position {reached}, not yet {position}; retry shortly",
+            )
+        time.sleep(POLL_SECONDS)

@@ -1,0 +1,78 @@
+"""P2P baccarat: play as the dealer (API.md, P2P baccarat)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+
+from infra.http.auth import READ
+from infra.http.bodies import Confirmation, Leaving, NewDealer, NewTablePlayer
+from infra.http.idempotency import Command, service_command
+from infra.http.reading import app_of
+from infra.http.views.p2p import table_view
+from infra.http.views.rounds import round_view
+
+router = APIRouter(prefix="/v1/p2p", tags=["p2p baccarat"])
+
+
+@router.post("/dealers", status_code=201)
+def sit_as_dealer(
+    body: NewDealer, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    app = app_of(request)
+    outcome = app.sit_as_dealer.with_receipt(
+        command.receipt(lambda table: table_view(app, table)),
+        body.player_id,
+        body.mode,
+        body.table_type,
+        body.auto_confirm,
+    )
+    return command.respond(outcome, 201)
+
+
+@router.post("/players", status_code=201)
+def join_as_player(
+    body: NewTablePlayer, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    app = app_of(request)
+    outcome = app.join_as_player.with_receipt(
+        command.receipt(lambda table: table_view(app, table)),
+        body.player_id,
+        body.mode,
+        body.table_type,
+    )
+    return command.respond(outcome, 201)
+
+
+@router.post("/tables/{table_id}/confirm", status_code=201)
+def confirm(
+    table_id: str,
+    request: Request,
+    body: Confirmation | None = None,
+    command: Command = Depends(service_command),
+) -> JSONResponse:
+    shoe = body.shoe if body is not None else None
+    outcome = app_of(request).confirm.with_receipt(command.receipt(round_view), table_id, shoe)
+    return command.respond(outcome, 201)
+
+
+@router.post("/tables/{table_id}/leave")
+def leave(
+    table_id: str, body: Leaving, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    app = app_of(request)
+    outcome = app.leave_table.with_receipt(
+        command.receipt(lambda table: table_view(app, table)), table_id, body.player_id
+    )
+    return command.respond(outcome, 200)
+
+
+@router.get("/tables/{table_id}", dependencies=[Depends(READ)])
+def get_table(table_id: str, request: Request) -> dict[str, Any]:
+    app = app_of(request)
+    table = app.table(table_id)
+    view = table_view(app, table)
+    view["current_round"] = round_view(app.round(table.round_id)) if table.round_id else None
+    return view

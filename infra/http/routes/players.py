@@ -1,0 +1,172 @@
+"""Players and wallets (API.md, Players and wallets)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
+
+from domain.application import Reconnection, check_history_available
+from infra.http.auth import READ
+from infra.http.bodies import MoneyMovement, NewPlayer, PointsAdjustment, cents_of
+from infra.http.idempotency import Command, operator_command, service_command
+from infra.http.reading import app_of, min_position, projected
+from infra.http.views.rounds import round_view
+from infra.http.views.wallets import (
+    history_entry_view,
+    ledger_entry_view,
+    movement_view,
+    player_view,
+    wallet_view,
+)
+from projections import dealer_points, game_history, ledger, open_rounds
+
+router = APIRouter(prefix="/v1/players", tags=["players and wallets"])
+LEDGER_LIMIT_MAX = 500
+VERSION_MAX = 2**62  # Beyond any real event version, within SQLite's and PostgreSQL's integers.
+
+
+@router.post("", status_code=201)
+def register_player(
+    body: NewPlayer, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).register_player.with_receipt(
+        command.receipt(player_view), body.player_id, body.display_name
+    )
+    return command.respond(outcome, 201)
+
+
+@router.post("/{player_id}/deposits", status_code=201)
+def deposit(
+    player_id: str,
+    body: MoneyMovement,
+    request: Request,
+    command: Command = Depends(service_command),
+) -> JSONResponse:
+    outcome = app_of(request).deposit.with_receipt(
+        command.receipt(movement_view), player_id, body.mode, cents_of(body.amount)
+    )
+    return command.respond(outcome, 201)
+
+
+@router.post("/{player_id}/withdrawals", status_code=201)
+def withdraw(
+    player_id: str,
+    body: MoneyMovement,
+    request: Request,
+    command: Command = Depends(service_command),
+) -> JSONResponse:
+    outcome = app_of(request).withdraw.with_receipt(
+        command.receipt(movement_view), player_id, body.mode, cents_of(body.amount)
+    )
+    return command.respond(outcome, 201)
+
+
+@router.get("/{player_id}", dependencies=[Depends(READ)])
+def get_player(player_id: str, request: Request) -> dict[str, Any]:
+    return player_view(app_of(request).player(player_id))
+
+
+@router.get("/{player_id}/wallets/{mode}", dependencies=[Depends(READ)])
+def get_wallet(player_id: str, mode: str, request: Request) -> dict[str, Any]:
+    return wallet_view(app_of(request).wallet(player_id, mode))
+
+
+@router.get("/{player_id}/ledger", dependencies=[Depends(READ), Depends(min_position)])
+def get_ledger(
+    player_id: str,
+    request: Request,
+    mode: Literal["real", "play"] = "real",
+    limit: int = Query(default=100, ge=1, le=LEDGER_LIMIT_MAX),
+    after: int = Query(default=0, ge=0, le=VERSION_MAX, description="entry_id to continue after"),
+) -> dict[str, Any]:
+    app_of(request).wallet(player_id, mode)  # Refuse unknown players first.
+    with projected(request) as cursor:
+        found = ledger.entries(cursor, player_id, mode, after, limit)
+    entries = [ledger_entry_view(entry) for entry in found]
+    next_after = entries[-1]["entry_id"] if len(entries) == limit else None
+    return {"player_id": player_id, "mode": mode, "entries": entries, "next_after": next_after}
+
+
+@router.get("/{player_id}/dealer-points", dependencies=[Depends(READ), Depends(min_position)])
+def get_dealer_points(
+    player_id: str, request: Request, mode: Literal["real", "play"] = "real"
+) -> dict[str, Any]:
+    wallet = app_of(request).wallet(player_id, mode)
+    with projected(request) as cursor:
+        entries = dealer_points.entries(cursor, player_id, mode)
+    return {"player_id": player_id, "mode": mode, "points": wallet.points, "entries": entries}
+
+
+@router.post("/{player_id}/dealer-points/adjustments", status_code=201)
+def adjust_dealer_points(
+    player_id: str,
+    body: PointsAdjustment,
+    request: Request,
+    command: Command = Depends(operator_command),
+) -> JSONResponse:
+    outcome = app_of(request).adjust_points.with_receipt(
+        command.receipt(lambda wallet: {"player_id": player_id, "points": wallet.points}),
+        player_id,
+        body.mode,
+        body.change,
+        body.reason,
+    )
+    return command.respond(outcome, 201)
+
+
+@router.get("/{player_id}/history", dependencies=[Depends(READ), Depends(min_position)])
+def get_history(
+    player_id: str,
+    request: Request,
+    mode: Literal["real", "play"] = "real",
+    limit: int = Query(default=10, ge=1, le=game_history.ROUNDS_MAX),
+) -> dict[str, Any]:
+    """The last settled rounds, newest first, card by card, with balances before and after."""
+    check_history_available(mode)
+    app = app_of(request)
+    app.wallet(player_id, mode)  # Refuse unknown players first.
+    with projected(request) as cursor:
+        results = game_history.recent(cursor, player_id, mode, limit)
+    return {
+        "player_id": player_id,
+        "mode": mode,
+        "rounds": [
+            history_entry_view(result, round_view(app.round(result["round_id"])), player_id)
+            for result in results
+        ],
+    }
+
+
+@router.post("/{player_id}/disconnect")
+def disconnect(
+    player_id: str, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    """The upstream service lost this player: open P2P rounds are voided or go on,
+    blackjack rounds in play are interrupted."""
+    outcome = app_of(request).disconnect.with_receipt(
+        command.receipt(lambda affected: {"player_id": player_id, "affected_rounds": affected}),
+        player_id,
+    )
+    return command.respond(outcome, 200)
+
+
+@router.post("/{player_id}/reconnect")
+def reconnect(
+    player_id: str, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    """The player is back: their open rounds, to resume. Baccarat rounds come from the
+    read model; blackjack rounds in play, resumed ones included, from the command itself
+    (the answer is shaped before the save, so the store does not show them resumed yet)."""
+    app = app_of(request)
+    with projected(request, whole_log=True) as cursor:
+        round_ids = open_rounds.of_player(cursor, player_id)
+
+    def answer(reconnection: Reconnection) -> dict[str, Any]:
+        resumed = {round_.round_id: round_ for round_ in reconnection.blackjack_rounds}
+        rounds = [round_view(app.round(rid)) for rid in round_ids if rid not in resumed]
+        rounds += [round_view(round_) for round_ in resumed.values()]
+        return {"player_id": player_id, "open_rounds": rounds}
+
+    return command.respond(app.reconnect.with_receipt(command.receipt(answer), player_id), 200)

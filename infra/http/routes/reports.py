@@ -1,0 +1,66 @@
+"""Operators' reports (API.md, Operators)."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from domain.money import format_cents
+from infra.http.auth import REPORT
+from infra.http.reading import min_position, projected
+from projections import balances, commission
+
+router = APIRouter(
+    prefix="/v1/reports", tags=["reports"], dependencies=[Depends(REPORT), Depends(min_position)]
+)
+
+
+@router.get("/trial-balance")
+def trial_balance(request: Request, mode: Literal["real", "play"] = "real") -> dict[str, Any]:
+    with projected(request) as cursor:
+        accounts = balances.trial_balance(cursor, mode)
+    total = sum(cents for _, cents in accounts)
+    return {
+        "mode": mode,
+        "accounts": [
+            {"account": account, "balance": format_cents(cents)} for account, cents in accounts
+        ],
+        "total": format_cents(total),
+    }
+
+
+@router.get("/liability")
+def liability(request: Request, mode: Literal["real", "play"] = "real") -> dict[str, Any]:
+    with projected(request) as cursor:
+        balance_cents, held_cents, wallets = balances.liability(cursor, mode)
+    return {
+        "mode": mode,
+        "player_balances": format_cents(balance_cents),
+        "held_in_open_rounds": format_cents(held_cents),
+        "available_to_players": format_cents(balance_cents - held_cents),
+        "wallets": wallets,
+    }
+
+
+@router.get("/commission")
+def commission_report(
+    request: Request,
+    mode: Literal["real", "play"] = "real",
+    first_day: datetime.date = Query(default=datetime.date.min, alias="from"),
+    last_day: datetime.date = Query(default=datetime.date.max, alias="to"),
+) -> dict[str, Any]:
+    """P2P commission per UTC day, `from` and `to` inclusive (YYYY-MM-DD)."""
+    with projected(request) as cursor:
+        days = commission.per_day(cursor, mode, first_day.isoformat(), last_day.isoformat())
+    return {
+        "mode": mode,
+        "from": None if first_day == datetime.date.min else first_day.isoformat(),
+        "to": None if last_day == datetime.date.max else last_day.isoformat(),
+        "days": [
+            {"day": day, "commission": format_cents(cents), "rounds": rounds}
+            for day, cents, rounds in days
+        ],
+        "total": format_cents(sum(cents for _, cents, _ in days)),
+    }

@@ -1,0 +1,104 @@
+"""Rounds of every game (API.md, Rounds): open, bet, deal, act, read, audit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+
+from infra.http.auth import READ
+from infra.http.bodies import NewAction, NewBaccaratRound, NewBet, NewBlackjackRound, cents_of
+from infra.http.idempotency import Command, service_command
+from infra.http.reading import app_of, min_position, projected
+from infra.http.views.rounds import audit_view, round_view
+from projections import round_trail
+
+router = APIRouter(tags=["rounds"])
+
+
+@router.post("/v1/baccarat/rounds", status_code=201)
+def open_baccarat_round(
+    body: NewBaccaratRound, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).open_house_round.with_receipt(
+        command.receipt(round_view), body.player_id, body.mode, body.shoe
+    )
+    return command.respond(outcome, 201)
+
+
+@router.post("/v1/blackjack/rounds", status_code=201)
+def open_blackjack_round(
+    body: NewBlackjackRound, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).open_blackjack_round.with_receipt(
+        command.receipt(round_view), body.player_id, body.mode, body.hall, body.shoe
+    )
+    return command.respond(outcome, 201)
+
+
+@router.post("/v1/rounds/{round_id}/bets", status_code=201)
+def place_bet(
+    round_id: str, body: NewBet, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).place_bet.with_receipt(
+        command.receipt(round_view), round_id, body.target, cents_of(body.amount)
+    )
+    return command.respond(outcome, 201)
+
+
+@router.delete("/v1/rounds/{round_id}/bets/{spot_or_box}")
+def remove_bet(
+    round_id: str, spot_or_box: str, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).remove_bet.with_receipt(
+        command.receipt(round_view), round_id, spot_or_box
+    )
+    return command.respond(outcome, 200)
+
+
+@router.delete("/v1/rounds/{round_id}/bets")
+def cancel_bets(
+    round_id: str, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).cancel_bets.with_receipt(command.receipt(round_view), round_id)
+    return command.respond(outcome, 200)
+
+
+@router.post("/v1/rounds/{round_id}/repeat-bets", status_code=201)
+def repeat_bets(
+    round_id: str, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).repeat_bets.with_receipt(command.receipt(round_view), round_id)
+    return command.respond(outcome, 201)
+
+
+@router.post("/v1/rounds/{round_id}/deal")
+def deal(
+    round_id: str, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).deal.with_receipt(command.receipt(round_view), round_id)
+    return command.respond(outcome, 200)
+
+
+@router.post("/v1/rounds/{round_id}/actions")
+def act(
+    round_id: str, body: NewAction, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    outcome = app_of(request).act.with_receipt(
+        command.receipt(round_view), round_id, body.box, body.hand, body.action
+    )
+    return command.respond(outcome, 200)
+
+
+@router.get("/v1/rounds/{round_id}", dependencies=[Depends(READ)])
+def get_round(round_id: str, request: Request) -> dict[str, Any]:
+    return round_view(app_of(request).round(round_id))
+
+
+@router.get("/v1/rounds/{round_id}/audit", dependencies=[Depends(READ), Depends(min_position)])
+def get_audit(round_id: str, request: Request) -> dict[str, Any]:
+    round_ = app_of(request).round(round_id)
+    with projected(request) as cursor:
+        trail = round_trail.trail(cursor, round_.round_id)
+    return audit_view(round_, trail)

@@ -1,0 +1,97 @@
+"""How rounds look in answers: cards per hand, money as decimal strings, the seed
+only once the round is over (RULES.md 5), and every event for the audit trail.
+
+What is shown when is the domain's to say (`domain/rounds.py: secrets_revealed`);
+these functions only shape it."""
+
+from __future__ import annotations
+
+from typing import Any, assert_never
+
+from domain.application import Round
+from domain.baccarat import rules as baccarat
+from domain.baccarat.round import BaccaratRound
+from domain.blackjack.round import BlackjackRound
+from domain.money import format_cents
+from domain.rounds import secrets_revealed, withhold_secrets
+from infra.http.views.blackjack import blackjack_round_view
+
+
+def round_view(round_: Round) -> dict[str, Any]:
+    match round_:
+        case BaccaratRound():
+            return baccarat_round_view(round_)
+        case BlackjackRound():
+            return blackjack_round_view(round_)
+        case _:
+            assert_never(round_)
+
+
+def baccarat_round_view(round_: BaccaratRound) -> dict[str, Any]:
+    settled = round_.outcome is not None
+    view: dict[str, Any] = {
+        "round_id": round_.round_id,
+        "game": "baccarat",
+        "variant": round_.variant,
+        "status": round_.status,
+        "mode": round_.mode,
+        "player_id": round_.player_id,
+        "dealer_id": round_.dealer_id,
+        "table_id": round_.table_id,
+        "seed_commitment": round_.seed_commitment,
+        "seed": round_.seed if secrets_revealed(round_.status) else None,
+        "shuffle_algorithm": round_.shuffle_algorithm,
+        "decks": round_.decks,
+        "tie_pays": round_.tie_pays,
+        "limits": {
+            "min": format_cents(round_.stake_min_cents),
+            "max": format_cents(round_.stake_max_cents),
+        },
+        "bets": [{"spot": s, "amount": format_cents(c)} for s, c in sorted(round_.bets.items())],
+        "total_stake": format_cents(round_.total_stake_cents),
+        "hands": {
+            hand: {"cards": list(cards), "total": baccarat.hand_total(cards) if cards else None}
+            for hand, cards in round_.cards.items()
+        },
+        "outcome": round_.outcome,
+        "payouts": [
+            {
+                "spot": p["spot"],
+                "stake": format_cents(p["stake_cents"]),
+                "net": format_cents(p["net_cents"]),
+            }
+            for p in round_.payouts
+        ],
+        "commission": format_cents(round_.commission_cents) if round_.dealer_id else None,
+        "net": _money(round_.nets()) if settled else None,
+        "void_reason": round_.void_reason,
+    }
+    return view
+
+
+def _money(cents: dict[str, int]) -> dict[str, str]:
+    return {who: format_cents(amount) for who, amount in cents.items()}
+
+
+def audit_view(round_: Round, trail: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every event of the round in log order, the wallets' holds, settlements and
+    charges for it included; secrets stay hidden while it is not over."""
+    hide = not secrets_revealed(round_.status)
+    return {
+        "round_id": round_.round_id,
+        "status": round_.status,
+        "events": [_event_view(event, hide) for event in trail],
+    }
+
+
+def _event_view(event: dict[str, Any], hide_secrets: bool) -> dict[str, Any]:
+    data = withhold_secrets(event["data"]) if hide_secrets else event["data"]
+    return {
+        "position": event["position"],
+        "aggregate_id": event["aggregate_id"],
+        "version": event["version"],
+        "at": event["at"],
+        "type": event["topic"].rsplit(".", 1)[-1],
+        "topic": event["topic"],
+        "data": data,
+    }

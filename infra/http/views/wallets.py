@@ -1,0 +1,67 @@
+"""How players, wallets, ledger lines and game history look in answers: money as
+decimal strings, plain JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.money import format_cents
+from domain.player import Player
+from domain.wallet import Movement, Wallet
+
+
+def player_view(player: Player) -> dict[str, Any]:
+    return {"player_id": player.player_id, "display_name": player.display_name}
+
+
+def wallet_view(wallet: Wallet) -> dict[str, Any]:
+    last = wallet.last_round
+    return {
+        "player_id": wallet.player_id,
+        "mode": wallet.mode,
+        "balance": format_cents(wallet.balance_cents),
+        "held": format_cents(wallet.held_cents),
+        "available": format_cents(wallet.available_cents),
+        "dealer_points": wallet.points,
+        "last_round": None
+        if last is None
+        else {
+            "round_id": last["round_id"],
+            "net": format_cents(last["net_cents"]),
+            "commission": format_cents(last["commission_cents"]),
+        },
+    }
+
+
+def movement_view(movement: Movement) -> dict[str, Any]:
+    return {"transaction_id": movement.transaction_id, "wallet": wallet_view(movement.wallet)}
+
+
+def ledger_entry_view(entry: dict[str, Any]) -> dict[str, Any]:
+    """A ledger read-model row as API.md shows it."""
+    return {
+        "entry_id": str(entry["entry_id"]),
+        "at": entry["at"],
+        "kind": entry["kind"],
+        "amount": format_cents(entry["amount_cents"]),
+        "balance_after": format_cents(entry["balance_after_cents"]),
+        "round_id": entry["round_id"],
+        "transaction_id": entry["transaction_id"],
+    }
+
+
+def history_entry_view(
+    result: dict[str, Any], round_: dict[str, Any], player_id: str
+) -> dict[str, Any]:
+    """One settled round of a player's history: their result beside the whole round."""
+    return {
+        "round_id": result["round_id"],
+        "started_at": result["started_at"],
+        "settled_at": result["at"],
+        "role": "dealer" if round_.get("dealer_id") == player_id else "player",
+        "net": format_cents(result["net_cents"]),
+        "commission": format_cents(result["commission_cents"]),
+        "balance_before": format_cents(result["balance_before_cents"]),
+        "balance_after": format_cents(result["balance_after_cents"]),
+        "round": round_,
+    }

@@ -1,0 +1,96 @@
+"""Waking the projector when new events commit.
+
+PostgreSQL: the recorder sends NOTIFY on its channel in every save's transaction,
+so a LISTENing connection hears of each commit at once. SQLite has no such
+thing: the projector polls. Either way a missed wake-up only delays the next
+catch-up by PROJECTOR_WAKE_SECONDS_MAX, since the worker looks again anyway.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+import psycopg
+from eventsourcing.postgres import PostgresApplicationRecorder
+from psycopg import sql
+
+from infra.logs import get_logger
+from infra.store.database import PostgresDatabase
+from infra.store.store import Store
+
+log = get_logger("casino.follow")
+CONNECT_TIMEOUT_SECONDS = 5
+
+
+class EventSignal(Protocol):
+    wakes_on_commit: bool
+
+    def listen(self) -> None:
+        """Start hearing of commits (before catching up, so none falls in between)."""
+        ...
+
+    def wait(self, seconds: float) -> None:
+        """Return when events may have been saved, or after `seconds`."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Polling:
+    wakes_on_commit = False
+
+    def listen(self) -> None:
+        pass
+
+    def wait(self, seconds: float) -> None:
+        pass  # The worker's own interval is the poll.
+
+    def close(self) -> None:
+        pass
+
+
+class PostgresListener:
+    wakes_on_commit = True
+
+    def __init__(self, conninfo: str, channel: str) -> None:
+        self.conninfo = conninfo
+        self.channel = channel
+        self.connection: psycopg.Connection[object] | None = None
+
+    def listen(self) -> None:
+        if self.connection is not None and not self.connection.closed:
+            return
+        try:
+            self.connection = psycopg.connect(
+                self.conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
+            )
+            self.connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
+        except psycopg.Error as error:
+            log.warning("listen_failed", error=repr(error))
+            self.close()
+
+    def wait(self, seconds: float) -> None:
+        if self.connection is None:
+            time.sleep(seconds)  # Not listening: poll until the connection comes back.
+            return
+        try:
+            for _ in self.connection.notifies(timeout=seconds, stop_after=1):
+                break
+        except psycopg.Error as error:
+            log.warning("listen_failed", error=repr(error))
+            self.close()
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+
+def new_event_signal(store: Store) -> EventSignal:
+    if store.database.dialect == "postgres":
+        recorder = store.app.recorder
+        assert isinstance(recorder, PostgresApplicationRecorder)
+        assert isinstance(store.database, PostgresDatabase)
+        return PostgresListener(store.database.conninfo, recorder.channel_name)
+    return Polling()

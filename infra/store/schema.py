@@ -1,0 +1,134 @@
+"""The project's own schema: the event store tables, the event chain, the triggers
+that make stored events and their chain immutable, and the read models' tables, on
+SQLite and PostgreSQL.
+
+The eventsourcing library is told not to create tables (CREATE_TABLE=false), so
+this is the one place the schema is defined. Every statement is idempotent.
+"""
+
+from __future__ import annotations
+
+import re
+
+from infra.store import chain as event_chain
+from infra.store.database import PostgresDatabase, SQLiteDatabase
+from projections.runner import all_schemas
+
+SQLITE_EVENTS_TABLE = "stored_events"
+SQLITE_SNAPSHOTS_TABLE = "stored_snapshots"
+POSTGRES_EVENTS_TABLE = "casino_events"
+POSTGRES_SNAPSHOTS_TABLE = "casino_snapshots"
+SCHEMA_LOCK_KEY = 72_010_000
+IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+_SQLITE_STORE = f"""
+CREATE TABLE IF NOT EXISTS {SQLITE_EVENTS_TABLE} (
+    originator_id TEXT, originator_version INTEGER, topic TEXT, state BLOB,
+    PRIMARY KEY (originator_id, originator_version));
+CREATE TABLE IF NOT EXISTS {SQLITE_SNAPSHOTS_TABLE} (
+    originator_id TEXT, originator_version INTEGER, topic TEXT, state BLOB,
+    PRIMARY KEY (originator_id, originator_version)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {event_chain.TABLE} (
+    position INTEGER PRIMARY KEY, originator_id TEXT NOT NULL,
+    originator_version INTEGER NOT NULL, link TEXT NOT NULL);
+"""
+
+_SQLITE_IMMUTABLE = """
+CREATE TRIGGER IF NOT EXISTS {table}_refuse_update BEFORE UPDATE ON {table}
+BEGIN SELECT RAISE(ABORT, 'stored events are immutable: UPDATE refused'); END;
+CREATE TRIGGER IF NOT EXISTS {table}_refuse_delete BEFORE DELETE ON {table}
+BEGIN SELECT RAISE(ABORT, 'stored events are immutable: DELETE refused'); END;
+"""
+
+_POSTGRES_STORE = """
+SELECT pg_advisory_xact_lock({lock});
+CREATE SCHEMA IF NOT EXISTS {schema};
+DO $$ BEGIN
+    CREATE TYPE {schema}.stored_event_uuid AS (
+        originator_id uuid, originator_version bigint, topic text, state bytea);
+EXCEPTION WHEN duplicate_object THEN NULL;
+END $$;
+CREATE TABLE IF NOT EXISTS {schema}.{events} (
+    originator_id uuid NOT NULL, originator_version bigint NOT NULL,
+    topic text, state bytea, notification_id bigserial,
+    PRIMARY KEY (originator_id, originator_version));
+CREATE UNIQUE INDEX IF NOT EXISTS {events}_notification_id_idx
+    ON {schema}.{events} (notification_id ASC);
+CREATE TABLE IF NOT EXISTS {schema}.{snapshots} (
+    originator_id uuid NOT NULL, originator_version bigint NOT NULL,
+    topic text, state bytea,
+    PRIMARY KEY (originator_id, originator_version));
+CREATE OR REPLACE FUNCTION {schema}.refuse_event_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'stored events are immutable: % refused on %', TG_OP, TG_TABLE_NAME
+        USING ERRCODE = 'insufficient_privilege';
+END $$;
+CREATE TABLE IF NOT EXISTS {schema}.{chain} (
+    position bigint PRIMARY KEY, originator_id text NOT NULL,
+    originator_version bigint NOT NULL, link text NOT NULL);
+-- Each event's link, in the transaction that inserts it: exactly infra/event_chain.link().
+-- The events table's EXCLUSIVE lock (infra/pg_recorder.py) makes the head read here the
+-- head, and rows of one multi-row INSERT fire in the order of their notification ids.
+CREATE OR REPLACE FUNCTION {schema}.chain_event() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    head record;
+    previous text := '{genesis}';
+BEGIN
+    SELECT position, link INTO head FROM {schema}.{chain} ORDER BY position DESC LIMIT 1;
+    IF FOUND THEN
+        IF head.position >= NEW.notification_id THEN
+            RAISE EXCEPTION 'the event chain already reaches position %, past the new event at %',
+                head.position, NEW.notification_id USING ERRCODE = 'data_exception';
+        END IF;
+        previous := head.link;
+    END IF;
+    INSERT INTO {schema}.{chain} (position, originator_id, originator_version, link)
+    VALUES (NEW.notification_id, NEW.originator_id::text, NEW.originator_version,
+        encode(sha256(convert_to(previous || '|' || NEW.originator_id::text || '|'
+            || NEW.originator_version::text || '|' || NEW.topic || '|'
+            || encode(sha256(NEW.state), 'hex'), 'UTF8')), 'hex'));
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE TRIGGER {events}_chain AFTER INSERT ON {schema}.{events}
+    FOR EACH ROW EXECUTE FUNCTION {schema}.chain_event();
+"""
+
+_POSTGRES_IMMUTABLE = """
+CREATE OR REPLACE TRIGGER {table}_refuse_change BEFORE UPDATE OR DELETE ON {schema}.{table}
+    FOR EACH ROW EXECUTE FUNCTION {schema}.refuse_event_change();
+CREATE OR REPLACE TRIGGER {table}_refuse_truncate BEFORE TRUNCATE ON {schema}.{table}
+    FOR EACH STATEMENT EXECUTE FUNCTION {schema}.refuse_event_change();
+"""
+
+
+def create_sqlite_schema(database: SQLiteDatabase) -> None:
+    immutable = "".join(
+        _SQLITE_IMMUTABLE.format(table=table)
+        for table in (SQLITE_EVENTS_TABLE, SQLITE_SNAPSHOTS_TABLE, event_chain.TABLE)
+    )
+    database.script(_SQLITE_STORE + immutable + all_schemas())
+
+
+def create_postgres_schema(database: PostgresDatabase) -> None:
+    schema = check_identifier(database.schema)
+    store = _POSTGRES_STORE.format(
+        lock=SCHEMA_LOCK_KEY,
+        schema=schema,
+        events=POSTGRES_EVENTS_TABLE,
+        snapshots=POSTGRES_SNAPSHOTS_TABLE,
+        chain=event_chain.TABLE,
+        genesis=event_chain.GENESIS,
+    )
+    immutable = "".join(
+        _POSTGRES_IMMUTABLE.format(schema=schema, table=table)
+        for table in (POSTGRES_EVENTS_TABLE, POSTGRES_SNAPSHOTS_TABLE, event_chain.TABLE)
+    )
+    database.script(store + immutable + all_schemas())
+
+
+def check_identifier(name: str) -> str:
+    if not IDENTIFIER.fullmatch(name):
+        raise ValueError(f"{name!r} is not a plain lower-case SQL identifier")
+    return name

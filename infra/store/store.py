@@ -1,0 +1,133 @@
+"""Store wiring: one URL picks SQLite (a file, the default) or PostgreSQL.
+
+Builds the schema first, then the application and the projector over it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+from uuid import UUID
+
+from eventsourcing.persistence import Notification
+
+from domain.application import CasinoApplication
+from domain.settings import GameSettings
+from infra.store.database import PostgresDatabase, SQLiteDatabase
+from infra.store.schema import (
+    SQLITE_EVENTS_TABLE,
+    check_identifier,
+    create_postgres_schema,
+    create_sqlite_schema,
+)
+from projections.base import POSITION_MAX, Cursor, Database
+from projections.runner import Projector
+
+AGGREGATE_CACHE_SIZE = 10_000
+# The library retries a lost connection up to ten times; keep each try short.
+POSTGRES_TIMEOUT_SECONDS = 5
+
+
+@dataclass
+class Store:
+    app: CasinoApplication
+    database: Database
+    projector: Projector
+    url: str
+    postgres_schema: str = "public"
+    # False when `casino projections run` keeps the read models in a process of its
+    # own: readers and workers of this process then never write them.
+    projector_inside: bool = True
+
+    def close(self) -> None:
+        self.app.close()
+        self.database.close()
+
+
+def open_store(
+    url: str,
+    *,
+    postgres_schema: str = "public",
+    pool_size: int = 5,
+    games: GameSettings | None = None,
+) -> Store:
+    database: Database
+    if url.startswith("sqlite:///"):
+        database, env = _sqlite(url.removeprefix("sqlite:///"))
+    else:
+        database, env = _postgres(url, check_identifier(postgres_schema), pool_size)
+    env.update(
+        CREATE_TABLE="false",
+        AGGREGATE_CACHE_MAXSIZE=str(AGGREGATE_CACHE_SIZE),
+        # Commands trust the cache and let the optimistic-concurrency check catch an
+        # aggregate that another process moved on (the seam then reloads it).
+        AGGREGATE_CACHE_FASTFORWARD="false",
+    )
+    app = CasinoApplication(env=env, games=games)
+    # On SQLite the events share the read models' file: the projector reads them in its
+    # own transaction. Through the recorder's pool it could wait for a connection held
+    # by a command that waits for the write lock the projector holds.
+    reader = sqlite_notifications if isinstance(database, SQLiteDatabase) else None
+    projector = Projector(
+        database, app.recorder, app.mapper.to_domain_event, read_notifications=reader
+    )
+    projector.start()
+    return Store(app, database, projector, url, postgres_schema)
+
+
+def _sqlite(path: str) -> tuple[SQLiteDatabase, dict[str, str]]:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    database = SQLiteDatabase(path)
+    create_sqlite_schema(database)
+    env = {
+        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        # Chains each event in the transaction that stores it (infra/event_chain.py).
+        "APPLICATION_RECORDER_TOPIC": "infra.store.recorders:ChainingSQLiteRecorder",
+        "SQLITE_DBNAME": path,
+        "SQLITE_LOCK_TIMEOUT": "10",
+    }
+    return database, env
+
+
+def _postgres(url: str, schema: str, pool_size: int) -> tuple[PostgresDatabase, dict[str, str]]:
+    parts = urlparse(url)
+    conninfo = url.replace("postgres://", "postgresql://", 1)
+    database = PostgresDatabase(conninfo, schema, pool_size)
+    create_postgres_schema(database)
+    env = {
+        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "APPLICATION_RECORDER_TOPIC": "infra.store.recorders:SingleTripRecorder",
+        "POSTGRES_DBNAME": unquote(parts.path.lstrip("/")) or "postgres",
+        "POSTGRES_HOST": parts.hostname or "127.0.0.1",
+        "POSTGRES_PORT": str(parts.port or 5432),
+        "POSTGRES_USER": unquote(parts.username or "postgres"),
+        "POSTGRES_PASSWORD": unquote(parts.password or ""),
+        "POSTGRES_SCHEMA": schema,
+        "POSTGRES_CONNECT_TIMEOUT": str(POSTGRES_TIMEOUT_SECONDS),
+        "POSTGRES_LOCK_TIMEOUT": str(POSTGRES_TIMEOUT_SECONDS),
+        "POSTGRES_IDLE_IN_TRANSACTION_SESSION_TIMEOUT": str(POSTGRES_TIMEOUT_SECONDS),
+        "POSTGRES_POOL_SIZE": str(pool_size),
+        "POSTGRES_MAX_OVERFLOW": str(pool_size),
+    }
+    return database, env
+
+
+def sqlite_notifications(cursor: Cursor, start: int, limit: int, stop: int | None) -> list[Any]:
+    """The events after `start` (up to `stop`), read as the library's recorder reads them."""
+    cursor.execute(
+        "SELECT rowid, originator_id, originator_version, topic, state"
+        f" FROM {SQLITE_EVENTS_TABLE} WHERE rowid > ? AND rowid <= ? ORDER BY rowid LIMIT ?",
+        (start, POSITION_MAX if stop is None else stop, limit),
+    )
+    return [
+        Notification(
+            id=row[0],
+            originator_id=UUID(row[1]),
+            originator_version=row[2],
+            topic=row[3],
+            state=row[4],
+        )
+        for row in cursor.fetchall()
+    ]
