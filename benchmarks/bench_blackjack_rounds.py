@@ -17,6 +17,7 @@ from pathlib import Path
 import psycopg
 
 from domain.blackjack import play as rules
+from domain.blackjack import state as play_state
 from domain.blackjack.hands import hand_value
 from domain.blackjack.round import IN_PLAY, BlackjackRound
 from infra.store.store import Store, open_store
@@ -29,8 +30,8 @@ STAKE_CENTS = 1000
 STAND_FROM = 17
 
 
-def decide(round_: BlackjackRound, turn: rules.Turn) -> str:
-    if round_.state["phase"] == rules.PHASE_INSURANCE:
+def decide(round_: BlackjackRound, turn: play_state.Turn) -> str:
+    if round_.state["phase"] == play_state.PHASE_INSURANCE:
         return rules.NO_INSURANCE
     cards = round_.play_box(turn.box_number)["hands"][turn.hand_index]["cards"]
     return rules.STAND if hand_value(cards).total >= STAND_FROM else rules.HIT

@@ -29,7 +29,8 @@ from domain.blackjack.hands import (
     same_rank,
     settle_hand,
 )
-from domain.blackjack.play import DEALER, deal_order
+from domain.blackjack.play import deal_order
+from domain.blackjack.state import DEALER
 
 ROUNDS_DEFAULT = 1_000_000
 SEED_DEFAULT = 2024

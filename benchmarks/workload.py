@@ -8,6 +8,7 @@ import random
 from dataclasses import dataclass
 
 from domain.blackjack import play as rules
+from domain.blackjack import state as play_state
 from domain.blackjack.hands import hand_value
 from domain.blackjack.round import IN_PLAY, BlackjackRound
 from domain.errors import DomainError
@@ -94,8 +95,8 @@ def blackjack_round(store: Store, cast: Cast, rng: random.Random) -> None:
         dealt = acted.result
 
 
-def _decide(round_: BlackjackRound, turn: rules.Turn) -> str:
-    if round_.state["phase"] == rules.PHASE_INSURANCE:
+def _decide(round_: BlackjackRound, turn: play_state.Turn) -> str:
+    if round_.state["phase"] == play_state.PHASE_INSURANCE:
         return rules.NO_INSURANCE
     cards = round_.play_box(turn.box_number)["hands"][turn.hand_index]["cards"]
     return rules.STAND if hand_value(cards).total >= STAND_FROM else rules.HIT

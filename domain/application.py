@@ -21,8 +21,9 @@ from domain.baccarat import steps as baccarat
 from domain.baccarat.p2p import Table, load_table
 from domain.baccarat.round import BaccaratRound
 from domain.blackjack import steps as blackjack
+from domain.blackjack.hands import parse_box
 from domain.blackjack.interruptions import interrupt_rounds_in_play, resume_interrupted_rounds
-from domain.blackjack.round import BlackjackRound, load_blackjack_round, parse_box
+from domain.blackjack.round import BlackjackRound, load_blackjack_round
 from domain.errors import HistoryUnavailable, IllegalAction, NoPreviousBets, PlayerExists
 from domain.ids import MODES, check_player_id, new_id, player_uuid
 from domain.player import Player, load_player

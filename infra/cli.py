@@ -137,7 +137,8 @@ def audit_verify(
     ),
 ) -> None:
     """Replay the store: chain, versions, books, every round's cards and payouts."""
-    from infra.audit.verify import parse_anchor, verify
+    from infra.audit.chain_check import parse_anchor
+    from infra.audit.verify import verify
 
     try:
         anchors = dict(parse_anchor(text) for text in anchor)
@@ -170,7 +171,7 @@ def audit_verify(
 def audit_replay(round_id: str) -> None:
     """Print one round's timeline, event by event."""
     from domain.errors import DomainError
-    from infra.audit.verify import timeline
+    from infra.audit.replay import timeline
 
     store = open_configured_store(settings_or_exit())
     try:

@@ -78,7 +78,7 @@ class Projector:
     def _from_recorder(
         self, cursor: Cursor, start: int, limit: int, stop: int | None
     ) -> Sequence[Any]:
-        # Bounded here, not with the library's `stop`, as infra/audit.py explains.
+        # Bounded here, not with the library's `stop`, as infra/audit/verify.py explains.
         batch = self.recorder.select_notifications(
             start=start, limit=limit, inclusive_of_start=False
         )

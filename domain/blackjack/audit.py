@@ -15,6 +15,8 @@ from typing import Any
 from domain import wallet as wallet_topics
 from domain.blackjack import play as rules
 from domain.blackjack import round as topics
+from domain.blackjack import settlement
+from domain.blackjack import state as play_state
 from domain.blackjack.round import OPEN, SETTLED_STATUS, BlackjackRound
 from domain.errors import IllegalAction
 from domain.rounds import WalletEntry, replay
@@ -36,7 +38,7 @@ def verify_blackjack_round(events: list[Any], entries: list[WalletEntry]) -> lis
     return problems
 
 
-def play_again(round_: BlackjackRound, events: list[Any]) -> rules.PlayState:
+def play_again(round_: BlackjackRound, events: list[Any]) -> play_state.PlayState:
     """The round's play state rebuilt from its seed, its bets and its decisions alone;
     a decision the rules did not allow then is refused (IllegalAction)."""
     shoe = round_.shoe()
@@ -48,7 +50,7 @@ def play_again(round_: BlackjackRound, events: list[Any]) -> rules.PlayState:
         rules.check_action(state, decision.box, decision.hand, decision.action)
         state = rules.apply_action(state, decision.box, decision.hand, decision.action, cards)
         position += count
-    while state["phase"] == rules.PHASE_DEALER:
+    while state["phase"] == play_state.PHASE_DEALER:
         state = rules.deal_dealer_card(state, shoe[position])
         position += 1
     return state
@@ -80,7 +82,7 @@ def _check_payouts(name: str, round_: BlackjackRound, events: list[Any]) -> list
         state = play_again(round_, events)
     except IllegalAction as refusal:
         return [f"{name}: a recorded decision is not legal: {refusal.detail}"]
-    due = rules.settle_round(state, rules.RULESETS[round_.ruleset])
+    due = settlement.settle_round(state, settlement.RULESETS[round_.ruleset])
     paid = [e for e in events if type(e).TOPIC == topics.PAYOUT_MADE]
     recorded = [(e.box, [dict(hand) for hand in e.hands], e.insurance_net_cents) for e in paid]
     expected = [

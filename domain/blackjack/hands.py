@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from domain.errors import InvalidBox
-from domain.money import fraction_down
+from domain.errors import AboveTableMaximum, BelowTableMinimum, InvalidAmount, InvalidBox
+from domain.money import format_cents, fraction_down
 
 BOXES_MAX = 5
 BLACKJACK_TOTAL = 21
@@ -59,6 +59,7 @@ _SUITS = ("S", "H", "D", "C")
 # one dictionary lookup per card keeps the simulation fast.
 _CARD_RANKS = {rank + suit: rank for rank in _RANK_POINTS for suit in ("", *_SUITS)}
 _ACE_EXTRA_POINTS = 10
+BOX_NAMES = frozenset(str(number) for number in range(1, BOXES_MAX + 1))
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,36 @@ def validate_box_number(box_number: object) -> int:
     ):
         raise InvalidBox(f"box must be a number from 1 to {BOXES_MAX}, not {box_number!r}")
     return box_number
+
+
+def parse_box(target: str) -> int:
+    """A box number from the path or body of a round command ("3" -> 3)."""
+    if target not in BOX_NAMES:
+        raise InvalidBox(f"box must be a number from 1 to {BOXES_MAX}, not {target[:20]!r}")
+    return int(target)
+
+
+def check_bet(box: int, amount_cents: int, box_stake_cents: int, limits: tuple[int, int]) -> None:
+    """A bet on a box, before the deal: the box's stake after it must lie within the
+    hall's limits per box (RULES.md 3)."""
+    validate_box_number(box)
+    if amount_cents <= 0:
+        raise InvalidAmount("a stake must be greater than zero")
+    stake_min, stake_max = limits
+    after = box_stake_cents + amount_cents
+    if after < stake_min:
+        raise BelowTableMinimum(
+            f"box {box} would hold {format_cents(after)}, below the hall "
+            f"minimum of {format_cents(stake_min)} per box",
+            minimum=format_cents(stake_min),
+        )
+    if after > stake_max:
+        raise AboveTableMaximum(
+            f"box {box} would hold {format_cents(after)}, above the hall "
+            f"maximum of {format_cents(stake_max)} per box",
+            maximum=format_cents(stake_max),
+            box_stake=format_cents(box_stake_cents),
+        )
 
 
 def hand_outcome(cards: Sequence[str], *, split: bool, dealer_cards: Sequence[str]) -> str:

@@ -5,8 +5,7 @@ be taken now and why not, `stake_added` what it must hold on top of the bets. Th
 round decides an action with them once, in its command; the event that records
 the decision then applies it with `apply_action`, which checks nothing again.
 
-The play state is plain JSON data (dicts of str, int, bool and lists) so that a round
-aggregate can hold it and rebuild it from its events. Every step is a pure function that
+Every step is a pure function over the play state (`domain/blackjack/state.py`) that
 returns a new state and leaves its argument untouched, so replaying events is safe. The
 cards each step needs are passed in: the aggregate takes them from its committed shoe.
 """
@@ -15,15 +14,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TypedDict
 
 from domain.blackjack.hands import (
     BOXES_MAX,
     DOUBLE_TOTALS,
-    OUTCOME_EVEN_MONEY,
     dealer_needs_card,
-    hand_outcome,
     hand_value,
     insurance_stake_cents,
     is_ace,
@@ -31,18 +26,24 @@ from domain.blackjack.hands import (
     is_bust,
     is_six_card_charlie,
     is_ten_valued,
-    outcome_net_cents,
     same_rank,
-    settle_insurance,
     validate_box_number,
 )
+from domain.blackjack.state import (
+    DEALER,
+    DEALER_CARDS_MAX,
+    HAND_CARDS_MAX,
+    PHASE_DEALER,
+    PHASE_INSURANCE,
+    PHASE_OVER,
+    PHASE_PLAYERS,
+    Box,
+    DealSlot,
+    Hand,
+    PlayState,
+    Turn,
+)
 from domain.errors import IllegalAction
-
-# Phases of play, in order; a round may skip some (no ace up: no insurance phase).
-PHASE_INSURANCE = "insurance"
-PHASE_PLAYERS = "players"
-PHASE_DEALER = "dealer"
-PHASE_OVER = "over"
 
 HIT = "hit"
 STAND = "stand"
@@ -54,86 +55,6 @@ EVEN_MONEY = "even_money"
 ACTIONS = (HIT, STAND, DOUBLE, SPLIT, INSURANCE, NO_INSURANCE, EVEN_MONEY)
 INSURANCE_ACTIONS = (INSURANCE, NO_INSURANCE, EVEN_MONEY)
 _CARDS_NEEDED = {HIT: 1, DOUBLE: 1, SPLIT: 2}
-
-# In the deal order the dealer is recipient 0; boxes are 1..BOXES_MAX.
-DEALER = 0
-# Play stops at six cards (Charlie or bust), and a dealer standing on 17 cannot draw more
-# than eleven cards from two decks (six aces, 6, A, A, 2, 2): anything longer is a bug.
-HAND_CARDS_MAX = 6
-DEALER_CARDS_MAX = 11
-
-
-@dataclass(frozen=True)
-class Ruleset:
-    """The rules a round is played by, named in its Opened event, so that a round is
-    always settled and audited by the rules of the day it was played."""
-
-    name: str
-    # RULES.md 3, since seed 002 was read again: insurance pays only on a box that
-    # did not bust. Rounds played before that paid it whatever the box did.
-    insurance_needs_unbusted_box: bool
-
-
-RULESETS = {
-    "baden-baden@1": Ruleset("baden-baden@1", insurance_needs_unbusted_box=False),
-    "baden-baden@2": Ruleset("baden-baden@2", insurance_needs_unbusted_box=True),
-}
-RULESET = RULESETS["baden-baden@2"]  # what new rounds are played by
-
-
-class Hand(TypedDict):
-    cards: list[str]
-    stake_cents: int  # doubled when the hand doubles
-    doubled: bool
-    split: bool  # born of a split: cannot double, and 21 is not a blackjack
-    finished: bool
-
-
-class Box(TypedDict):
-    box_number: int
-    stake_cents: int  # the bet placed before the deal
-    hands: list[Hand]  # one, or two after a split
-    insurance_decided: bool
-    insurance_cents: int  # 0 when declined or never offered
-    even_money_taken: bool
-
-
-class PlayState(TypedDict):
-    phase: str
-    boxes: list[Box]  # in box number order
-    dealer_cards: list[str]  # up card first, then the hole card, then draws
-
-
-class HandSettlement(TypedDict):
-    outcome: str
-    stake_cents: int  # the hand's final stake, doubled if it was
-    net_cents: int
-
-
-class BoxSettlement(TypedDict):
-    box_number: int
-    hands: list[HandSettlement]
-    insurance_net_cents: int
-    net_cents: int
-
-
-class RoundSettlement(TypedDict):
-    boxes: list[BoxSettlement]
-    total_net_cents: int
-
-
-@dataclass(frozen=True)
-class DealSlot:
-    """The card at shoe_index of the initial deal goes to this box (DEALER is 0)."""
-
-    shoe_index: int
-    box_number: int
-
-
-@dataclass(frozen=True)
-class Turn:
-    box_number: int
-    hand_index: int
 
 
 def deal_order(box_numbers: Sequence[int]) -> list[DealSlot]:
@@ -449,39 +370,3 @@ def visible_dealer_cards(state: PlayState) -> list[str]:
     if state["phase"] in (PHASE_INSURANCE, PHASE_PLAYERS):
         return state["dealer_cards"][:1]
     return list(state["dealer_cards"])
-
-
-def settle_round(state: PlayState, ruleset: Ruleset = RULESET) -> RoundSettlement:
-    """Net cents per box and hand, for the player; the same state always settles the same."""
-    if state["phase"] != PHASE_OVER:
-        raise ValueError(f"only a finished round settles, not one in phase {state['phase']!r}")
-    boxes = [_settle_box(box, state["dealer_cards"], ruleset) for box in state["boxes"]]
-    total = sum(box["net_cents"] for box in boxes)
-    return RoundSettlement(boxes=boxes, total_net_cents=total)
-
-
-def _settle_box(box: Box, dealer_cards: list[str], ruleset: Ruleset) -> BoxSettlement:
-    hands = [_settle_hand(box, hand, dealer_cards) for hand in box["hands"]]
-    # After a split the box is bust only when both its hands are.
-    bust = all(is_bust(hand["cards"]) for hand in box["hands"])
-    insurance = settle_insurance(
-        box["insurance_cents"],
-        dealer_cards,
-        box_bust=bust and ruleset.insurance_needs_unbusted_box,
-    )
-    net = insurance + sum(hand["net_cents"] for hand in hands)
-    return BoxSettlement(
-        box_number=box["box_number"], hands=hands, insurance_net_cents=insurance, net_cents=net
-    )
-
-
-def _settle_hand(box: Box, hand: Hand, dealer_cards: list[str]) -> HandSettlement:
-    assert hand["finished"] and len(hand["cards"]) <= HAND_CARDS_MAX
-    if box["even_money_taken"]:
-        outcome = OUTCOME_EVEN_MONEY
-    else:
-        outcome = hand_outcome(hand["cards"], split=hand["split"], dealer_cards=dealer_cards)
-    stake = hand["stake_cents"]
-    return HandSettlement(
-        outcome=outcome, stake_cents=stake, net_cents=outcome_net_cents(outcome, stake)
-    )

@@ -16,26 +16,22 @@ defaults (RULES.md 4): the player can do nothing to it meanwhile.
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.blackjack import hands, settlement
 from domain.blackjack import play as rules
+from domain.blackjack import state as play_state
 from domain.blackjack.hands import BOXES_MAX
 from domain.errors import (
-    AboveTableMaximum,
-    BelowTableMinimum,
     IllegalAction,
-    InvalidAmount,
-    InvalidBox,
     NoBets,
     NoStakeOnBox,
     RoundInterrupted,
     RoundNotOpen,
     UnknownRound,
 )
-from domain.money import format_cents
 from domain.rounds import CommittedRound, load_round
 from domain.settings import BlackjackHall
 from domain.shoe import SHUFFLE_ALGORITHM, commitment
@@ -62,7 +58,6 @@ INTERRUPTED_STATUS = "interrupted"  # in play, held while the player is away (RU
 BY_PLAYER, BY_SYSTEM = "player", "system"
 # The house defaults decide each box's insurance and each of its hands (two after a split).
 SYSTEM_DECISIONS_MAX = BOXES_MAX * 3
-BOX_NAMES = frozenset(str(number) for number in range(1, BOXES_MAX + 1))
 
 
 class BlackjackRound(CommittedRound, Aggregate):
@@ -105,7 +100,7 @@ class BlackjackRound(CommittedRound, Aggregate):
         shuffle_algorithm: str,
         ruleset: str,
     ) -> None:
-        assert commitment(seed) == seed_commitment and ruleset in rules.RULESETS
+        assert commitment(seed) == seed_commitment and ruleset in settlement.RULESETS
         self.mode, self.player_id, self.hall = mode, player_id, hall
         self.stake_min_cents, self.stake_max_cents = stake_min_cents, stake_max_cents
         self.decks = decks
@@ -117,7 +112,7 @@ class BlackjackRound(CommittedRound, Aggregate):
         self.bets: dict[int, int] = {}  # box number -> stake; rounds are never snapshotted
         self.initial_cards: list[str] = []  # the deal so far, in shoe order
         self.shoe_position = 0  # index of the next card to take from the shoe
-        self.play: rules.PlayState | None = None  # from the hole card on
+        self.play: play_state.PlayState | None = None  # from the hole card on
         self.added_stake_cents = 0  # doubles, splits and insurance, held on top of the bets
         self.payouts: list[dict[str, Any]] = []
         self.player_net_cents = 0
@@ -145,7 +140,7 @@ class BlackjackRound(CommittedRound, Aggregate):
             seed_commitment=commitment(seed),
             shoe_prefix=list(shoe_prefix or []),
             shuffle_algorithm=SHUFFLE_ALGORITHM,
-            ruleset=rules.RULESET.name,
+            ruleset=settlement.RULESET.name,
         )
 
     # Read side.
@@ -155,16 +150,21 @@ class BlackjackRound(CommittedRound, Aggregate):
         return sum(self.bets.values())
 
     @property
+    def limits(self) -> tuple[int, int]:
+        """The hall's limits on one box's stake, in cents: (minimum, maximum)."""
+        return self.stake_min_cents, self.stake_max_cents
+
+    @property
     def held_cents(self) -> int:
         """What the round holds of the player's money: bets, doubles, splits, insurance."""
         return self.total_bet_cents + self.added_stake_cents
 
     @property
-    def state(self) -> rules.PlayState:
+    def state(self) -> play_state.PlayState:
         assert self.play is not None, "the round has not been dealt"
         return self.play
 
-    def next_turn(self) -> rules.Turn | None:
+    def next_turn(self) -> play_state.Turn | None:
         return rules.next_turn(self.play) if self.play is not None else None
 
     @property
@@ -180,16 +180,13 @@ class BlackjackRound(CommittedRound, Aggregate):
 
     def place_bet(self, box: int, amount_cents: int) -> None:
         self.check_open()
-        _check_box(box)
-        if amount_cents <= 0:
-            raise InvalidAmount("a stake must be greater than zero")
-        self._check_limits(box, self.bets.get(box, 0) + amount_cents)
+        hands.check_bet(box, amount_cents, self.bets.get(box, 0), self.limits)
         self._bet_placed(box, amount_cents)
 
     def remove_bet(self, box: int) -> int:
         """Take a box's whole stake back before the deal; return how much it was."""
         self.check_open()
-        _check_box(box)
+        hands.validate_box_number(box)
         amount = self.bets.get(box, 0)
         if not amount:
             raise NoStakeOnBox(f"there is no stake on box {box} to remove")
@@ -204,12 +201,12 @@ class BlackjackRound(CommittedRound, Aggregate):
         slots = rules.deal_order(list(self.bets))
         cards = self._next_cards(len(slots))
         for slot, card in zip(slots[:-1], cards[:-1], strict=True):
-            box = None if slot.box_number == rules.DEALER else slot.box_number
+            box = None if slot.box_number == play_state.DEALER else slot.box_number
             self._card_dealt(box, card, slot.shoe_index)
         self._hole_card_dealt(cards[-1], slots[-1].shoe_index)
         self._play_on()
 
-    def decide(self, box: int, hand: int, action: str, by: str = BY_PLAYER) -> Decision:
+    def decide(self, box: int, hand: int, action: str, by: str = BY_PLAYER) -> play_state.Decision:
         """Decide an action once: refuse it unless the rules allow it now, and say what
         it holds on top of the bets and which cards it takes. `act` then records it."""
         assert by in (BY_PLAYER, BY_SYSTEM), by
@@ -220,9 +217,9 @@ class BlackjackRound(CommittedRound, Aggregate):
         rules.check_action(self.play, box, hand, action)
         added = rules.stake_added(self.play, box, hand, action)
         cards = self._next_cards(rules.cards_needed(action))
-        return Decision(box, hand, action, cards, added, by)
+        return play_state.Decision(box, hand, action, cards, added, by)
 
-    def act(self, decision: Decision) -> None:
+    def act(self, decision: play_state.Decision) -> None:
         """Record a decided action; after the last one the dealer plays and pays."""
         self._player_acted(
             decision.box,
@@ -261,30 +258,30 @@ class BlackjackRound(CommittedRound, Aggregate):
             turn = self.next_turn()
             if turn is None:
                 break
-            insurance = self.state["phase"] == rules.PHASE_INSURANCE
+            insurance = self.state["phase"] == play_state.PHASE_INSURANCE
             action = rules.NO_INSURANCE if insurance else rules.STAND
             self.act(self.decide(turn.box_number, turn.hand_index, action, by=BY_SYSTEM))
         assert self.status == SETTLED_STATUS, "the house defaults always finish the round"
 
-    def play_box(self, box: int) -> rules.Box:
+    def play_box(self, box: int) -> play_state.Box:
         return next(entry for entry in self.state["boxes"] if entry["box_number"] == box)
 
     def _play_on(self) -> None:
         """Once the players are done: the dealer draws, then every box is paid."""
-        while self.state["phase"] == rules.PHASE_DEALER:
+        while self.state["phase"] == play_state.PHASE_DEALER:
             self._dealer_drew(self._next_cards(1)[0], self.shoe_position)
-        if self.state["phase"] == rules.PHASE_OVER:
+        if self.state["phase"] == play_state.PHASE_OVER:
             self._settle()
 
     def _settle(self) -> None:
-        settlement = rules.settle_round(self.state, rules.RULESETS[self.ruleset])
-        for box in settlement["boxes"]:
+        settled = settlement.settle_round(self.state, settlement.RULESETS[self.ruleset])
+        for box in settled["boxes"]:
             hands = [dict(hand) for hand in box["hands"]]
             self._payout_made(
                 box["box_number"], hands, box["insurance_net_cents"], box["net_cents"]
             )
         dealer_cards = list(self.state["dealer_cards"])
-        self._settled(settlement["total_net_cents"], dealer_cards, self.seed)
+        self._settled(settled["total_net_cents"], dealer_cards, self.seed)
 
     def _next_cards(self, count: int) -> list[str]:
         cards = self.shoe()[self.shoe_position : self.shoe_position + count]
@@ -303,21 +300,6 @@ class BlackjackRound(CommittedRound, Aggregate):
                 f"round {self.round_id} is interrupted ({self.interruption_reason}): nothing "
                 f"can change until player {self.player_id} reconnects",
                 round_id=self.round_id,
-            )
-
-    def _check_limits(self, box: int, stake_cents: int) -> None:
-        if stake_cents < self.stake_min_cents:
-            raise BelowTableMinimum(
-                f"box {box} would hold {format_cents(stake_cents)}, below the hall "
-                f"minimum of {format_cents(self.stake_min_cents)} per box",
-                minimum=format_cents(self.stake_min_cents),
-            )
-        if stake_cents > self.stake_max_cents:
-            raise AboveTableMaximum(
-                f"box {box} would hold {format_cents(stake_cents)}, above the hall "
-                f"maximum of {format_cents(self.stake_max_cents)} per box",
-                maximum=format_cents(self.stake_max_cents),
-                box_stake=format_cents(self.bets.get(box, 0)),
             )
 
     # Events: the bodies re-run on every replay, so they only check and assign.
@@ -401,32 +383,8 @@ class BlackjackRound(CommittedRound, Aggregate):
         self.shoe_position += count
 
 
-@dataclass(frozen=True)
-class Decision:
-    """An action the rules allow now, with what it holds and the cards it takes."""
-
-    box: int
-    hand: int
-    action: str
-    cards: list[str]
-    added_stake_cents: int
-    by: str
-
-
 def load_blackjack_round(unit: Unit, round_id: str) -> BlackjackRound:
     round_ = load_round(unit, round_id)
     if not isinstance(round_, BlackjackRound):
         raise UnknownRound(f"round {round_id[:80]} is not a blackjack round")
     return round_
-
-
-def parse_box(target: str) -> int:
-    """A box number from the path or body of a round command ("3" -> 3)."""
-    if target not in BOX_NAMES:
-        raise InvalidBox(f"box must be a number from 1 to {BOXES_MAX}, not {target[:20]!r}")
-    return int(target)
-
-
-def _check_box(box: int) -> None:
-    if not 1 <= box <= BOXES_MAX:
-        raise InvalidBox(f"box must be a number from 1 to {BOXES_MAX}, not {box}")

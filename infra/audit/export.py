@@ -36,22 +36,18 @@ export made once it is over. Export the range again then to see everything.
 from __future__ import annotations
 
 import contextlib
-import csv
 import datetime
 import hashlib
-import json
 import os
 import re
 import sqlite3
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
-from uuid import UUID
 
 import psycopg
 import typer
@@ -59,24 +55,13 @@ from rich.console import Console
 from rich.progress import Progress
 
 from domain.rounds import SECRET_FIELDS
+from infra.audit.records import utc, write
 from infra.store import chain as event_chain
 from infra.store.store import Store
 from projections.base import Database
 from projections.round_trail import ENDED, event_data  # Secrets show once a round is over.
 
 FORMATS = ("jsonl", "csv")
-COLUMNS = (
-    "position",
-    "aggregate_id",
-    "version",
-    "topic",
-    "type",
-    "timestamp",
-    "data",
-    "redacted",
-    "sha256",
-    "link",
-)
 BATCH = 1000
 ROUNDS_REMEMBERED = 10_000  # Whether a round is over: asked once per round, kept a while.
 DATABASE_ERRORS = (sqlite3.Error, psycopg.Error)
@@ -138,7 +123,7 @@ def parse_time(text: str, option: str, *, end: bool) -> datetime.datetime:
             day = datetime.datetime.combine(datetime.date.fromisoformat(given), datetime.time())
             return day.replace(tzinfo=UTC) + datetime.timedelta(days=1 if end else 0)
         if _DATE_TIME.fullmatch(given):
-            moment = _utc(datetime.datetime.fromisoformat(given))
+            moment = utc(datetime.datetime.fromisoformat(given))
             return moment + datetime.timedelta(microseconds=1 if end else 0)
     except (ValueError, OverflowError):
         pass
@@ -192,7 +177,7 @@ class Export:
         chosen = []
         for notification in batch:
             event: Any = to_event(notification)
-            if self.selection.takes(_utc(event.timestamp)):
+            if self.selection.takes(utc(event.timestamp)):
                 chosen.append((notification, event))
         if not chosen:
             return
@@ -216,7 +201,7 @@ class Export:
                 "version": notification.originator_version,
                 "topic": notification.topic,
                 "type": type_name(notification.topic),
-                "timestamp": _utc(event.timestamp).isoformat(),
+                "timestamp": utc(event.timestamp).isoformat(),
                 "data": data,
                 "redacted": hidden,
                 "sha256": None if hidden else hashlib.sha256(bytes(notification.state)).hexdigest(),
@@ -285,62 +270,6 @@ class _Chain:
         except DATABASE_ERRORS:
             self.below = 0
             return {}
-
-
-def write(records: Iterable[dict[str, Any]], format_: str, out: TextIO) -> None:
-    if format_ == "csv":
-        write_csv(records, out)
-    else:
-        write_jsonl(records, out)
-
-
-def write_jsonl(records: Iterable[dict[str, Any]], out: TextIO) -> None:
-    lines: list[str] = []
-    for record in records:
-        lines.append(_json(record))
-        if len(lines) == BATCH:
-            out.write("\n".join(lines) + "\n")
-            lines.clear()
-    if lines:
-        out.write("\n".join(lines) + "\n")
-
-
-def write_csv(records: Iterable[dict[str, Any]], out: TextIO) -> None:
-    writer = csv.writer(out)
-    writer.writerow(COLUMNS)
-    for record in records:
-        writer.writerow(
-            [
-                record["position"],
-                record["aggregate_id"],
-                record["version"],
-                record["topic"],
-                record["type"],
-                record["timestamp"],
-                _json(record["data"]),
-                " ".join(record["redacted"]),
-                record["sha256"] or "",
-                record["link"] or "",
-            ]
-        )
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), default=_plain)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, UUID | Decimal):
-        return str(value)
-    if isinstance(value, datetime.datetime):
-        return _utc(value).isoformat()
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    raise TypeError(f"cannot export a {type(value).__name__}")
-
-
-def _utc(moment: datetime.datetime) -> datetime.datetime:
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def run(

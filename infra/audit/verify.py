@@ -32,13 +32,13 @@ from domain.baccarat.audit import verify_baccarat_round
 from domain.blackjack import round as blackjack_topics
 from domain.blackjack.audit import verify_blackjack_round
 from domain.receipt import CommandReceipt
-from domain.rounds import SECRET_FIELDS, WalletEntry, secrets_revealed
+from domain.rounds import WalletEntry
+from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
 from infra.audit.rebuild import compare_with_rebuild
 from infra.store import chain as event_chain
-from infra.store.chain import ChainRow
 from infra.store.store import Store
 from projections import balances
-from projections.round_trail import ENDED, event_data
+from projections.round_trail import ENDED
 from projections.runner import position_in
 
 BATCH = 1000
@@ -51,7 +51,6 @@ ONE_EVENT_AGGREGATES = frozenset((CommandReceipt.Created.TOPIC,))
 # holds this many events, so once the log is this far past a round's last event the
 # round has every entry it will get, and is checked and forgotten.
 SAVE_EVENTS_MAX = 10_000
-PROBLEMS_LISTED_MAX = 1_000  # per kind of check; the rest are counted
 
 
 @dataclass
@@ -78,35 +77,6 @@ def notifications(store: Store, progress: Callable[[int], None], up_to: int) -> 
         progress(len(batch))
 
 
-def chain_rows(store: Store, up_to: int) -> Iterator[ChainRow]:
-    position = 0
-    while position < up_to:
-        with store.database.read() as cursor:
-            batch = event_chain.stored_links(cursor, position, BATCH)
-        if not batch:
-            return
-        yield from (row for row in batch if row.position <= up_to)
-        position = batch[-1].position
-
-
-def side_by_side(
-    events: Iterator[Any], rows: Iterator[ChainRow]
-) -> Iterator[tuple[int, Any | None, ChainRow | None]]:
-    """Each position that holds an event or a link, with both (either may be None)."""
-    event, row = next(events, None), next(rows, None)
-    while event is not None or row is not None:
-        if event is not None and (row is None or event.id < row.position):
-            yield event.id, event, None
-            event = next(events, None)
-        elif row is not None and (event is None or row.position < event.id):
-            yield row.position, None, row
-            row = next(rows, None)
-        else:
-            assert event is not None and row is not None
-            yield event.id, event, row
-            event, row = next(events, None), next(rows, None)
-
-
 def verify(
     store: Store,
     round_id: str | None,
@@ -126,11 +96,11 @@ def verify(
         chain_head = event_chain.head_position(cursor)
         hidden_from = report.hidden_from = event_chain.first_hidden_position(cursor)
     up_to = max(chain_head, store.projector.head())
-    chain = _Chain(anchors or {}, hidden_from)
+    chain = ChainCheck(anchors or {}, hidden_from)
     versions = _Versions()
     books = _Books()
     rounds = _Rounds(round_id, versions, books)
-    unreadable = _Problems("unreadable events")
+    unreadable = Problems("unreadable events")
     for position, notification, row in side_by_side(
         notifications(store, progress, up_to), chain_rows(store, up_to)
     ):
@@ -145,7 +115,7 @@ def verify(
             event = store.app.mapper.to_domain_event(notification)
         except Exception as error:
             unreadable.add(
-                f"event at position {position} ({_name(notification)}) cannot be read: {error!r}"
+                f"event at position {position} ({name_of(notification)}) cannot be read: {error!r}"
             )
             continue
         books.add(position, event)
@@ -177,121 +147,12 @@ def _read_model_problems(store: Store, progress: Callable[[int], None]) -> list[
     return [f"the read model {difference} (live against a rebuild)" for difference in found]
 
 
-def parse_anchor(text: str) -> tuple[int, str]:
-    """`POSITION:LINK`, as `casino audit verify --anchor` takes it."""
-    position, _, link = text.strip().partition(":")
-    link = link.lower()
-    if not position.isdigit() or len(link) != 64 or set(link) - set("0123456789abcdef"):
-        raise ValueError(f"--anchor {text!r}: expected POSITION:LINK, LINK 64 hex digits")
-    return int(position), link
-
-
-class _Problems:
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.listed: list[str] = []
-        self.unlisted = 0
-
-    def add(self, problem: str) -> None:
-        if len(self.listed) < PROBLEMS_LISTED_MAX:
-            self.listed.append(problem)
-        else:
-            self.unlisted += 1
-
-    def all(self) -> list[str]:
-        more = [f"and {self.unlisted} more discrepancies of {self.kind}"] if self.unlisted else []
-        return self.listed + more
-
-
-def _name(stored: Any) -> str:
-    return f"{stored.originator_id} version {stored.originator_version}"
-
-
-class _Chain:
-    """The chain, position by position. Each link is checked against the stored link
-    before it, so a discrepancy is named where it is and the rest still verifies."""
-
-    def __init__(self, anchors: Mapping[int, str], hidden_from: int | None) -> None:
-        self.problems = _Problems("the event chain")
-        self.anchors = dict(anchors)
-        self.hidden_from = hidden_from
-        self.recomputed = event_chain.GENESIS  # over the events as they are now
-        self.head_position = 0
-        self.last: ChainRow | None = None  # the chain row just passed
-        self.link_before_last: str | None = None
-
-    def check(self, position: int, notification: Any, row: ChainRow | None) -> None:
-        previous = self.last.link if self.last is not None else event_chain.GENESIS
-        mine = None
-        if notification is not None:
-            aggregate = str(notification.originator_id)
-            if row is not None and row.originator_id == aggregate:
-                mine = event_chain.link(previous, notification)
-            self.recomputed = (
-                mine
-                if mine is not None and self.recomputed == previous
-                else event_chain.link(self.recomputed, notification)
-            )
-            self.head_position = position
-            self._check_anchor(position)
-        if row is None:
-            self.problems.add(
-                f"event at position {position} ({_name(notification)}) is not in the chain: "
-                "it was inserted behind the store's back"
-            )
-            return
-        if notification is None:
-            self.problems.add(f"event at position {position} ({_name(row)}) has been removed")
-        elif mine is None or notification.originator_version != row.originator_version:
-            self.problems.add(
-                f"position {position} holds {_name(notification)}, but the chain recorded "
-                f"{_name(row)} there: events were swapped, moved or replaced"
-            )
-        elif mine != row.link:
-            self._mismatch(position, notification, row)
-        self.link_before_last, self.last = previous, row
-
-    def _mismatch(self, position: int, notification: Any, row: ChainRow) -> None:
-        last, before = self.last, self.link_before_last
-        if (
-            last is not None
-            and before is not None
-            and event_chain.link(before, notification) == row.link
-        ):
-            self.problems.add(
-                f"event at position {last.position} ({_name(last)}) was inserted with a "
-                f"forged link: the link at position {position} was made without it"
-            )
-            return
-        since = last.position if last is not None else 0
-        self.problems.add(
-            f"event at position {position} ({_name(notification)}) does not match its link "
-            f"in the chain: it was altered, or the chain was cut or rewritten between "
-            f"positions {since} and {position}"
-        )
-
-    def _check_anchor(self, position: int) -> None:
-        noted = self.anchors.pop(position, None)
-        if noted is not None and noted != self.recomputed:
-            hidden = self.hidden_from is not None and position >= self.hidden_from
-            now = "different" if hidden else self.recomputed  # It could hint at a hidden card.
-            self.problems.add(
-                f"the chain's link at position {position} is now {now}, not "
-                f"{noted} as noted: events up to it were changed and the chain rewritten"
-            )
-
-    def finish(self) -> list[str]:
-        for position in sorted(self.anchors):
-            self.problems.add(f"no event at position {position}, where a link was noted")
-        return self.problems.all()
-
-
 class _Versions:
     """Every aggregate's versions run 1, 2, 3, ... in log order (the first break in
     each aggregate is named; what follows from it is not repeated)."""
 
     def __init__(self) -> None:
-        self.problems = _Problems("aggregate versions")
+        self.problems = Problems("aggregate versions")
         self.due: dict[Any, int] = {}
         self.broken: set[Any] = set()
 
@@ -302,7 +163,7 @@ class _Versions:
             self.broken.add(aggregate)
             after = "is the first of its aggregate" if due == 1 else f"follows version {due - 1}"
             self.problems.add(
-                f"event at position {position} ({_name(notification)}) {after}: "
+                f"event at position {position} ({name_of(notification)}) {after}: "
                 "an event is missing, out of order, or was added after its aggregate ended"
             )
         self.due[aggregate] = version + 1
@@ -315,7 +176,7 @@ class _Books:
     """Each mode's postings, summed from the wallets' events."""
 
     def __init__(self) -> None:
-        self.problems = _Problems("the books")
+        self.problems = Problems("the books")
         self.wallets: dict[Any, tuple[str, str]] = {}  # wallet id -> (player id, mode)
         self.books: dict[str, dict[str, int]] = {}
 
@@ -328,7 +189,7 @@ class _Books:
         owner = self.wallets.get(event.originator_id)
         if owner is None:
             self.problems.add(
-                f"event at position {position} ({_name(event)}) carries postings, but its "
+                f"event at position {position} ({name_of(event)}) carries postings, but its "
                 "aggregate is no wallet opened in the store"
             )
             return
@@ -361,7 +222,7 @@ class _Rounds:
         self.only = only
         self.versions = versions
         self.wallets = books.wallets
-        self.problems = _Problems("rounds")
+        self.problems = Problems("rounds")
         self.checked = 0
         self.events: dict[Any, list[Any]] = {}  # by aggregate id
         self.entries: dict[str, list[WalletEntry]] = defaultdict(list)
@@ -416,20 +277,3 @@ class _Rounds:
                     f"(version {entry.event.originator_version}) for round {round_id}, which "
                     "is not in the store, or was over long before"
                 )
-
-
-def timeline(store: Store, round_id: str) -> list[str]:
-    """One round, event by event, for a person to read."""
-    round_ = store.app.round(round_id)
-    lines = []
-    events: list[Any] = list(store.app.events.get(round_.id))
-    for event in events:
-        data = event_data(event)
-        if not secrets_revealed(round_.status):
-            for secret in SECRET_FIELDS:  # Revealed only once the round is over.
-                data.pop(secret, None)
-        kind = type(event).TOPIC.rsplit(".", 1)[-1]
-        details = ", ".join(f"{k}={v}" for k, v in data.items())
-        at = f"{event.timestamp:%Y-%m-%d %H:%M:%S.%f}"
-        lines.append(f"{event.originator_version:>3}  {at}  {kind:<17} {details}")
-    return lines

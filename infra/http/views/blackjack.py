@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.blackjack import play as rules
+from domain.blackjack import state as play_state
 from domain.blackjack.hands import hand_value, is_blackjack, is_bust
 from domain.blackjack.round import INTERRUPTED_STATUS, SETTLED_STATUS, BlackjackRound
 from domain.money import format_cents
@@ -66,7 +67,7 @@ def _unplayed_box(box: int, cents: int) -> dict[str, Any]:
     }
 
 
-def _box(box: rules.Box, payout: dict[str, Any] | None) -> dict[str, Any]:
+def _box(box: play_state.Box, payout: dict[str, Any] | None) -> dict[str, Any]:
     insured = box["insurance_cents"] > 0
     settled_hands = payout["hands"] if payout is not None else [None] * len(box["hands"])
     hands = zip(box["hands"], settled_hands, strict=True)
@@ -85,7 +86,7 @@ def _box(box: rules.Box, payout: dict[str, Any] | None) -> dict[str, Any]:
     return view
 
 
-def _hand(index: int, hand: rules.Hand, settled: dict[str, Any] | None) -> dict[str, Any]:
+def _hand(index: int, hand: play_state.Hand, settled: dict[str, Any] | None) -> dict[str, Any]:
     value = hand_value(hand["cards"])
     return {
         "hand": index,

@@ -11,14 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.blackjack.play import (
-    DEALER,
-    PHASE_DEALER,
-    PHASE_INSURANCE,
-    PHASE_OVER,
-    PHASE_PLAYERS,
-    DealSlot,
-    PlayState,
-    Turn,
     apply_action,
     cards_needed,
     check_action,
@@ -28,9 +20,19 @@ from domain.blackjack.play import (
     initial_cards_needed,
     legal_actions,
     next_turn,
-    settle_round,
     start_play,
     visible_dealer_cards,
+)
+from domain.blackjack.settlement import settle_round
+from domain.blackjack.state import (
+    DEALER,
+    PHASE_DEALER,
+    PHASE_INSURANCE,
+    PHASE_OVER,
+    PHASE_PLAYERS,
+    DealSlot,
+    PlayState,
+    Turn,
 )
 from domain.errors import IllegalAction, InvalidBox
 

@@ -5,14 +5,16 @@ from typing import Any
 
 import pytest
 
-from domain.blackjack.play import DEALER, PHASE_INSURANCE, deal_order, settle_round
+from domain.blackjack.hands import parse_box
+from domain.blackjack.play import deal_order
 from domain.blackjack.round import (
     BY_SYSTEM,
     IN_PLAY,
     SETTLED_STATUS,
     BlackjackRound,
-    parse_box,
 )
+from domain.blackjack.settlement import settle_round
+from domain.blackjack.state import DEALER, PHASE_INSURANCE
 from domain.errors import (
     AboveTableMaximum,
     BelowTableMinimum,

@@ -15,6 +15,7 @@ from domain.baccarat.audit import WalletEntry, replay
 from domain.blackjack import play as rules
 from domain.blackjack.audit import verify_blackjack_round
 from domain.blackjack.round import IN_PLAY, SETTLED_STATUS, BlackjackRound
+from domain.blackjack.settlement import settle_round
 from domain.errors import (
     AboveTableMaximum,
     BetsAlreadyPlaced,
@@ -129,7 +130,7 @@ def test_random_legal_play_keeps_the_books_and_settles_the_same_on_replay(store:
         events = list(app.events.get(UUID(round_id)))
         again = replay(events)
         assert isinstance(again, BlackjackRound)
-        resettled = rules.settle_round(again.state)
+        resettled = settle_round(again.state)
         assert [box["net_cents"] for box in resettled["boxes"]] == [
             payout["net_cents"] for payout in again.payouts
         ]

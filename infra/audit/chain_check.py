@@ -1,0 +1,157 @@
+"""Checking the event chain position by position, beside the log (`casino audit verify`).
+
+Each position holds an event, a link, or both. A link is checked against the
+stored link before it, so a discrepancy is named where it is and the rest of the
+chain still verifies; a link noted earlier elsewhere (`--anchor`) must still be
+what it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from infra.store import chain as event_chain
+from infra.store.chain import ChainRow
+from infra.store.store import Store
+
+BATCH = 1000
+PROBLEMS_LISTED_MAX = 1_000  # per kind of check; the rest are counted
+
+
+def chain_rows(store: Store, up_to: int) -> Iterator[ChainRow]:
+    position = 0
+    while position < up_to:
+        with store.database.read() as cursor:
+            batch = event_chain.stored_links(cursor, position, BATCH)
+        if not batch:
+            return
+        yield from (row for row in batch if row.position <= up_to)
+        position = batch[-1].position
+
+
+def side_by_side(
+    events: Iterator[Any], rows: Iterator[ChainRow]
+) -> Iterator[tuple[int, Any | None, ChainRow | None]]:
+    """Each position that holds an event or a link, with both (either may be None)."""
+    event, row = next(events, None), next(rows, None)
+    while event is not None or row is not None:
+        if event is not None and (row is None or event.id < row.position):
+            yield event.id, event, None
+            event = next(events, None)
+        elif row is not None and (event is None or row.position < event.id):
+            yield row.position, None, row
+            row = next(rows, None)
+        else:
+            assert event is not None and row is not None
+            yield event.id, event, row
+            event, row = next(events, None), next(rows, None)
+
+
+def parse_anchor(text: str) -> tuple[int, str]:
+    """`POSITION:LINK`, as `casino audit verify --anchor` takes it."""
+    position, _, link = text.strip().partition(":")
+    link = link.lower()
+    if not position.isdigit() or len(link) != 64 or set(link) - set("0123456789abcdef"):
+        raise ValueError(f"--anchor {text!r}: expected POSITION:LINK, LINK 64 hex digits")
+    return int(position), link
+
+
+class Problems:
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.listed: list[str] = []
+        self.unlisted = 0
+
+    def add(self, problem: str) -> None:
+        if len(self.listed) < PROBLEMS_LISTED_MAX:
+            self.listed.append(problem)
+        else:
+            self.unlisted += 1
+
+    def all(self) -> list[str]:
+        more = [f"and {self.unlisted} more discrepancies of {self.kind}"] if self.unlisted else []
+        return self.listed + more
+
+
+def name_of(stored: Any) -> str:
+    return f"{stored.originator_id} version {stored.originator_version}"
+
+
+class ChainCheck:
+    """The chain, position by position. Each link is checked against the stored link
+    before it, so a discrepancy is named where it is and the rest still verifies."""
+
+    def __init__(self, anchors: Mapping[int, str], hidden_from: int | None) -> None:
+        self.problems = Problems("the event chain")
+        self.anchors = dict(anchors)
+        self.hidden_from = hidden_from
+        self.recomputed = event_chain.GENESIS  # over the events as they are now
+        self.head_position = 0
+        self.last: ChainRow | None = None  # the chain row just passed
+        self.link_before_last: str | None = None
+
+    def check(self, position: int, notification: Any, row: ChainRow | None) -> None:
+        previous = self.last.link if self.last is not None else event_chain.GENESIS
+        mine = None
+        if notification is not None:
+            aggregate = str(notification.originator_id)
+            if row is not None and row.originator_id == aggregate:
+                mine = event_chain.link(previous, notification)
+            self.recomputed = (
+                mine
+                if mine is not None and self.recomputed == previous
+                else event_chain.link(self.recomputed, notification)
+            )
+            self.head_position = position
+            self._check_anchor(position)
+        if row is None:
+            self.problems.add(
+                f"event at position {position} ({name_of(notification)}) is not in the chain: "
+                "it was inserted behind the store's back"
+            )
+            return
+        if notification is None:
+            self.problems.add(f"event at position {position} ({name_of(row)}) has been removed")
+        elif mine is None or notification.originator_version != row.originator_version:
+            self.problems.add(
+                f"position {position} holds {name_of(notification)}, but the chain recorded "
+                f"{name_of(row)} there: events were swapped, moved or replaced"
+            )
+        elif mine != row.link:
+            self._mismatch(position, notification, row)
+        self.link_before_last, self.last = previous, row
+
+    def _mismatch(self, position: int, notification: Any, row: ChainRow) -> None:
+        last, before = self.last, self.link_before_last
+        if (
+            last is not None
+            and before is not None
+            and event_chain.link(before, notification) == row.link
+        ):
+            self.problems.add(
+                f"event at position {last.position} ({name_of(last)}) was inserted with a "
+                f"forged link: the link at position {position} was made without it"
+            )
+            return
+        since = last.position if last is not None else 0
+        self.problems.add(
+            f"event at position {position} ({name_of(notification)}) does not match its link "
+            f"in the chain: it was altered, or the chain was cut or rewritten between "
+            f"positions {since} and {position}"
+        )
+
+    def _check_anchor(self, position: int) -> None:
+        noted = self.anchors.pop(position, None)
+        if noted is not None and noted != self.recomputed:
+            hidden = self.hidden_from is not None and position >= self.hidden_from
+            now = "different" if hidden else self.recomputed  # It could hint at a hidden card.
+            self.problems.add(
+                f"the chain's link at position {position} is now {now}, not "
+                f"{noted} as noted: events up to it were changed and the chain rewritten"
+            )
+
+    def finish(self) -> list[str]:
+        for position in sorted(self.anchors):
+            self.problems.add(f"no event at position {position}, where a link was noted")
+        return self.problems.all()
