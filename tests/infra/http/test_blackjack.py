@@ -64,6 +64,13 @@ def played(api: Api, round_id: str, *steps: tuple[int, int, str]) -> dict[str, A
     return result
 
 
+def audit_events(api: Api, round_id: str) -> list[dict[str, Any]]:
+    answer = api.get(f"/v1/rounds/{round_id}/audit")
+    assert answer.status_code == 200, answer.text
+    events: list[dict[str, Any]] = answer.json()["events"]
+    return events
+
+
 def hand_results(round_: dict[str, Any]) -> list[list[tuple[str, str]]]:
     return [[(h["result"], h["net"]) for h in box["hands"]] for box in round_["payouts"]]
 
@@ -136,6 +143,20 @@ def test_insurance_pays_2_to_1_on_a_dealer_blackjack_and_is_lost_otherwise(
     assert hand_results(settled) == [[hand]]
     assert settled["net"]["player"] == net
     assert api.wallet("alice")["held"] == "0.00"
+
+
+def test_an_insured_box_that_busts_loses_its_insurance_to_a_dealer_blackjack(
+    api: Api, alice: str
+) -> None:
+    round_ = dealt(api, ["10", "A", "6", "K", "9"])  # 10,6 against A up, K in the hole
+    played(api, round_["round_id"], (1, 0, "insurance"))
+    settled = played(api, round_["round_id"], (1, 0, "hit"))  # 10,6,9: bust
+    assert hand_results(settled) == [[("bust", "-10.00")]]
+    assert (settled["payouts"][0]["insurance"], settled["net"]["player"]) == ("-5.00", "-15.00")
+    wallet = api.wallet("alice")
+    assert (wallet["balance"], wallet["held"]) == ("485.00", "0.00")
+    opened = [e for e in audit_events(api, round_["round_id"]) if e["type"] == "Opened"]
+    assert opened[0]["data"]["ruleset"] == "baden-baden@2"
 
 
 def test_a_doubled_hand_loses_to_a_dealer_blackjack_with_an_ace_up(api: Api, alice: str) -> None:

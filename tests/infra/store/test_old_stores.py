@@ -1,0 +1,111 @@
+"""A store written by an earlier version opens, verifies and plays on (tests/fixtures).
+
+The fixture was written before the house was restructured: receipts stored the
+whole HTTP answer, blackjack rounds named no ruleset. On SQLite the file itself
+is opened; on PostgreSQL its events and snapshots are copied, byte for byte, into
+a fresh schema, as a migration between stores would.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from infra.audit.verify import verify
+from infra.store.store import Store
+from tests.conftest import OPERATOR, POSTGRES_URL, SERVICE, Api, StoreFactory
+from tests.infra.http.helpers import serving
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+OLD_STORE = FIXTURES / "store_before_issue_18.sqlite"
+MANIFEST: dict[str, Any] = json.loads((FIXTURES / "store_before_issue_18.json").read_text())
+ROUNDS: dict[str, str] = MANIFEST["rounds"]
+
+
+@pytest.fixture
+def old_store(stores: StoreFactory, tmp_path: Path) -> Iterator[Store]:
+    if stores.backend == "sqlite":
+        shutil.copy(OLD_STORE, tmp_path / "casino.sqlite")
+        yield stores.open()
+        return
+    stores.close(stores.open())  # the schema, made by today's code
+    _copy_into_postgres(stores.schema)
+    yield stores.open()
+
+
+def _copy_into_postgres(schema: str) -> None:
+    with sqlite3.connect(OLD_STORE) as old:
+        events = old.execute(
+            "SELECT originator_id, originator_version, topic, state FROM stored_events"
+            " ORDER BY rowid"
+        ).fetchall()
+        snapshots = old.execute(
+            "SELECT originator_id, originator_version, topic, state FROM stored_snapshots"
+        ).fetchall()
+    with psycopg.connect(POSTGRES_URL) as new:
+        for table, rows in (("casino_events", events), ("casino_snapshots", snapshots)):
+            with new.cursor().copy(
+                f"COPY {schema}.{table} (originator_id, originator_version, topic, state)"
+                " FROM STDIN"
+            ) as copy:
+                for row in rows:
+                    copy.write_row(row)
+
+
+def test_an_old_store_verifies_with_every_round_settled_by_the_rules_of_its_day(
+    old_store: Store,
+) -> None:
+    report = verify(old_store, None, lambda _: None)
+    assert (report.problems, report.events, report.rounds) == ([], MANIFEST["events"], 9)
+    insured = old_store.app.round(ROUNDS["blackjack_insured_bust"])
+    assert getattr(insured, "ruleset", None) == "baden-baden@1"
+    assert insured.player_net_cents == 0  # the busted box's insurance paid, as it was then
+
+
+def test_every_old_answer_replays_exactly_and_changes_nothing(old_store: Store) -> None:
+    with serving(old_store) as api:
+        for receipt in MANIFEST["receipts"]:
+            headers = {
+                **(OPERATOR if receipt["role"] == "operator" else SERVICE),
+                "Idempotency-Key": receipt["key"],
+            }
+            answer = api.client.request(
+                receipt["method"], receipt["path"], json=receipt["body"], headers=headers
+            )
+            assert (answer.status_code, answer.json()) == (receipt["status"], receipt["answer"])
+            assert answer.headers["Idempotent-Replayed"] == "true"
+        assert _wallets(api) == MANIFEST["wallets"]
+        for round_id, seen in MANIFEST["rounds_seen"].items():
+            assert api.get(f"/v1/rounds/{round_id}").json() == seen
+
+
+def test_play_goes_on_in_an_old_store_and_it_still_verifies(old_store: Store) -> None:
+    with serving(old_store) as api:
+        for round_id in (ROUNDS["house_open"], ROUNDS["p2p_open"]):
+            assert api.post(f"/v1/rounds/{round_id}/deal").status_code == 200
+        resumed = api.post("/v1/players/alice/reconnect").json()["open_rounds"]
+        assert ROUNDS["blackjack_interrupted"] in [round_["round_id"] for round_ in resumed]
+        stand = {"box": 1, "hand": 0, "action": "stand"}
+        answer = api.post(f"/v1/rounds/{ROUNDS['blackjack_interrupted']}/actions", stand)
+        assert (answer.status_code, answer.json()["status"]) == (200, "settled")
+        assert api.post(f"/v1/rounds/{ROUNDS['blackjack_open']}/deal").status_code == 200
+        api.deposit("carol", "1.00")
+        assert api.trial_balance()["total"] == "0.00"
+        assert api.wallet("bob")["dealer_points"] < MANIFEST["wallets"]["bob/real"]["dealer_points"]
+    assert verify(old_store, None, lambda _: None).problems == []
+
+
+def _wallets(api: Api) -> dict[str, Any]:
+    names = {key.split("/")[0] for key in MANIFEST["wallets"]}
+    return {
+        f"{name}/{mode}": api.wallet(name, mode)
+        for name in sorted(names)
+        for mode in ("real", "play")
+    }
