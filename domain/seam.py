@@ -45,13 +45,13 @@ BACK_OFF_SECONDS_MAX = 0.1
 
 
 @dataclass(frozen=True)
-class Receipt:
+class Receipt(Generic[T]):
     """An idempotent request: its scoped key, the fingerprint of its body, and how to
     turn the command's result into the answer's body to remember."""
 
     key: str
     fingerprint: str
-    render: Callable[[Any], dict[str, Any]]
+    render: Callable[[T], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class CommandSeam(Application[UUID]):
         """A unit for queries: it reads the store, never the commands' cache."""
         return Unit(self.fresh)
 
-    def run(self, command: Callable[[Unit], T], receipt: Receipt | None = None) -> Outcome[T]:
+    def run(self, command: Callable[[Unit], T], receipt: Receipt[T] | None = None) -> Outcome[T]:
         for attempt in range(ATTEMPTS_MAX):
             if receipt is not None:
                 earlier = self._earlier_answer(receipt)
@@ -150,7 +150,7 @@ class CommandSeam(Application[UUID]):
                 with contextlib.suppress(KeyError):
                     self.repository.cache.get(aggregate.id, evict=True)
 
-    def _earlier_answer(self, receipt: Receipt) -> dict[str, Any] | None:
+    def _earlier_answer(self, receipt: Receipt[Any]) -> dict[str, Any] | None:
         # A receipt is one event, never snapshotted: read it straight from the event
         # store, one query, rather than through the repository (snapshots, then events).
         found: list[Any] = list(self.events.get(receipt_uuid(receipt.key), limit=1))
@@ -178,10 +178,10 @@ class CommandSeam(Application[UUID]):
             self.snapshot_failures += 1
 
 
-class BoundCommand(Generic[P, T]):
+class BoundCommand(Generic[S, P, T]):
     """An application's command, ready to run through its seam."""
 
-    def __init__(self, seam: CommandSeam, method: Callable[Concatenate[Any, Unit, P], T]) -> None:
+    def __init__(self, seam: S, method: Callable[Concatenate[S, Unit, P], T]) -> None:
         self._seam = seam
         self._method = method
         self.__doc__ = method.__doc__
@@ -189,7 +189,7 @@ class BoundCommand(Generic[P, T]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
         return self._seam.run(lambda unit: self._method(self._seam, unit, *args, **kwargs))
 
-    def with_receipt(self, receipt: Receipt, *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
+    def with_receipt(self, receipt: Receipt[T], *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
         """Run once per idempotency key: a repeat gets the first answer, changing nothing."""
         return self._seam.run(lambda unit: self._method(self._seam, unit, *args, **kwargs), receipt)
 
@@ -205,11 +205,11 @@ class CommandMethod(Generic[S, P, T]):
     def __get__(self, seam: None, owner: type[Any]) -> CommandMethod[S, P, T]: ...
 
     @overload
-    def __get__(self, seam: S, owner: type[Any]) -> BoundCommand[P, T]: ...
+    def __get__(self, seam: S, owner: type[Any]) -> BoundCommand[S, P, T]: ...
 
     def __get__(
         self, seam: S | None, owner: type[Any]
-    ) -> CommandMethod[S, P, T] | BoundCommand[P, T]:
+    ) -> CommandMethod[S, P, T] | BoundCommand[S, P, T]:
         if seam is None:
             return self
         return BoundCommand(seam, self._method)

@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import Depends, Request
 from fastapi.responses import JSONResponse
@@ -20,6 +20,7 @@ from domain.seam import Outcome, Receipt
 from infra.http.auth import COMMAND, OPERATOR, Principal
 from infra.http.problems import Problem
 
+T = TypeVar("T")
 KEY_LENGTH_MAX = 128
 # Every command's answer names the log position that includes it; a read given that
 # position as `min_position` sees the command's effects (read-your-writes).
@@ -34,7 +35,7 @@ class Command:
     scoped_key: str
     fingerprint: str
 
-    def receipt(self, body: Callable[[Any], dict[str, Any]]) -> Receipt:
+    def receipt(self, body: Callable[[T], dict[str, Any]]) -> Receipt[T]:
         """The receipt of this request: its key, and how to shape the answer's body."""
         return Receipt(key=self.scoped_key, fingerprint=self.fingerprint, render=body)
 

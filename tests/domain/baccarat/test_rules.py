@@ -11,13 +11,18 @@ from domain.baccarat.rules import (
     BaccaratVariant,
     Coup,
     NotEnoughCards,
-    UnknownSpot,
     bet_net_cents,
     card_value,
+    check_chips,
+    chips_for,
+    commission_cents,
+    dealer_worst_case_cents,
     hand_total,
     play_coup,
+    points_for_stake,
 )
 from domain.cards import InvalidCard, standard_deck
+from domain.errors import InvalidStake, UnknownSpot
 
 # The Banker's tableau exactly as RULES.md section 2 states it, written out by hand
 # rather than imported, so that the engine is checked against an independent oracle.
@@ -222,3 +227,41 @@ def test_the_default_variants_are_p2p_six_decks_9_to_1_and_house_eight_decks_8_t
 def test_a_variant_with_impossible_settings_is_refused(decks: int, tie_pays: int) -> None:
     with pytest.raises(ValueError, match="baccarat variant 'odd'"):
         BaccaratVariant(name="odd", decks=decks, tie_pays=tie_pays)
+
+
+# The P2P money rules, each written once (RULES.md 2.1).
+
+
+@pytest.mark.parametrize(
+    ("stake_cents", "basis_points", "commission"),
+    [(1000, 175, 18), (1200, 175, 21), (100, 175, 2), (10_000, 175, 175), (0, 175, 0), (2, 175, 0)],
+)
+def test_the_p2p_commission_is_its_rate_of_the_total_stake_half_up_to_the_cent(
+    stake_cents: int, basis_points: int, commission: int
+) -> None:
+    assert commission_cents(stake_cents, basis_points) == commission
+
+
+@pytest.mark.parametrize(
+    ("stake_max_cents", "worst_case"),
+    [(10_000, 90_175), (20_000, 180_350), (35_000, 315_613)],
+    ids=["I $901.75", "II $1,803.50", "III $3,156.13"],
+)
+def test_a_dealers_worst_case_is_every_stake_on_a_winning_tie_and_its_commission(
+    stake_max_cents: int, worst_case: int
+) -> None:
+    assert dealer_worst_case_cents(9, stake_max_cents, 175) == worst_case
+
+
+def test_a_stake_moves_one_dealer_point_per_whole_dollar() -> None:
+    assert [points_for_stake(cents) for cents in (100, 2500, 199, 0)] == [1, 25, 1, 0]
+
+
+def test_stakes_are_whole_dollars_shown_as_the_fewest_chips() -> None:
+    assert chips_for(13_100) == [100, 25, 5, 1]  # $131
+    assert chips_for(3_100) == [25, 5, 1]
+    assert chips_for(20_000) == [100, 100]
+    assert chips_for(700) == [5, 1, 1]
+    for cents in (0, -100, 150, 1):
+        with pytest.raises(InvalidStake):
+            check_chips(cents)
