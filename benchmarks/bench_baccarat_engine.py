@@ -3,7 +3,7 @@
 Usage: python benchmarks/bench_baccarat_engine.py
 
 - fresh shoes: what a table does, one coup per round from a shoe shuffled for that
-  round with a fresh seed (RULES.md: reshuffled before every round), so the
+  round with a fresh seed (rules.md: reshuffled before every round), so the
   provably fair shuffle of 416 cards is most of the cost;
 - precomputed shoes: play_coup alone, dealing coup after coup through shoes
   shuffled beforehand;

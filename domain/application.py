@@ -87,7 +87,7 @@ class CasinoApplication(CommandSeam):
     def adjust_points(
         self, unit: Unit, player_id: str, mode: str, change: int, reason: str
     ) -> Wallet:
-        """An operator's adjustment of dealer points, with a reason (RULES.md 2.1)."""
+        """An operator's adjustment of dealer points, with a reason (rules.md 2.1)."""
         wallet = load_wallet(unit, player_id, mode)
         wallet.adjust_points(change, reason)
         return wallet
@@ -142,7 +142,7 @@ class CasinoApplication(CommandSeam):
     @command
     def end_idle_round(self, unit: Unit, round_id: str, idle_since: datetime.datetime) -> bool:
         """End a round that has seen no action since `idle_since`, as its game does it
-        (RULES.md 4); the result says whether it was ended."""
+        (rules.md 4); the result says whether it was ended."""
         match round_ := _round(unit, round_id):
             case BaccaratRound():
                 return baccarat.end_idle(unit, round_, idle_since)
@@ -222,11 +222,11 @@ class CasinoApplication(CommandSeam):
         self, unit: Unit, round_id: str, interrupted_before: datetime.datetime
     ) -> BlackjackRound | None:
         """Finish a round interrupted at or before `interrupted_before` with the house
-        defaults (RULES.md 4); None when it was resumed or interrupted again since."""
+        defaults (rules.md 4); None when it was resumed or interrupted again since."""
         round_ = load_blackjack_round(unit, round_id)
         return round_ if blackjack.finish_abandoned(unit, round_, interrupted_before) else None
 
-    # Presence (RULES.md 4): what a disconnect and a reconnect do, in every game.
+    # Presence (rules.md 4): what a disconnect and a reconnect do, in every game.
 
     @command
     def disconnect(self, unit: Unit, player_id: str) -> list[dict[str, str]]:
@@ -260,7 +260,7 @@ class CasinoApplication(CommandSeam):
 
 
 def check_history_available(mode: str) -> None:
-    """Game history is kept for real money only (RULES.md 4, seed 000)."""
+    """Game history is kept for real money only (rules.md 4, seed 000)."""
     if mode != "real":
         raise HistoryUnavailable("play-money rounds have no game history")
 

@@ -183,7 +183,7 @@ class HistoryUnavailable(DomainError):
 
 
 class RoundInterrupted(DomainError):
-    """A blackjack round held while its player is away (RULES.md 4); the detail says why."""
+    """A blackjack round held while its player is away (rules.md 4); the detail says why."""
 
     code = "round_interrupted"
     kind = "conflict"

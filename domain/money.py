@@ -9,7 +9,7 @@ import re
 
 from domain.errors import InvalidAmount
 
-CENTS_PER_DOLLAR = 100  # The currency is USD by default (RULES.md 1).
+CENTS_PER_DOLLAR = 100  # The currency is USD by default (rules.md 1).
 BASIS_POINTS = 10_000  # A rate of 175 basis points is 1.75%.
 # A single amount above this is refused as absurd: one trillion dollars, in cents.
 AMOUNT_CENTS_MAX = 100_000_000_000_000

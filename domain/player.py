@@ -36,7 +36,7 @@ class Player(Aggregate):
         self.player_id = player_id
         self.display_name = display_name
         self.table_id: str | None = None  # The P2P table they sit at, as dealer or player.
-        self.connected = True  # As the upstream service last reported (RULES.md 4).
+        self.connected = True  # As the upstream service last reported (rules.md 4).
         # Blackjack rounds dealt and not yet settled (round id -> mode), and those of
         # them interrupted while the player is away. Plain JSON: players are snapshotted.
         self.blackjack_rounds: dict[str, str] = {}

@@ -3,7 +3,7 @@ may be shown, how it is found by its public id, and how an auditor replays it.
 
 A round's shoe is fixed before any bet by a seed (and, in certification mode, a
 chosen prefix); the seed, the prefix and a blackjack hole card stay secret while
-the round is not over (RULES.md 5), and `secrets_revealed` is the one place
+the round is not over (rules.md 5), and `secrets_revealed` is the one place
 that says when that is.
 """
 
@@ -23,7 +23,7 @@ from domain.unit import Unit, parse_public_id
 
 OVER = ("settled", "voided")  # the statuses of a round that is over, in every game
 # Hidden while a round is not over: the seed and a chosen shoe reveal every card to come,
-# and the blackjack hole card stays face down while the round is in play (RULES.md 3, 5).
+# and the blackjack hole card stays face down while the round is in play (rules.md 3, 5).
 SECRET_FIELDS = ("seed", "shoe_prefix", "hole_card")
 # A certification shoe longer than the largest shoe is refused before it is looked at.
 SHOE_PREFIX_CARDS_MAX = 416
@@ -71,7 +71,7 @@ class CommittedRound:
 
 
 def check_certification(test_mode: bool, shoe_prefix: object) -> None:
-    """A requested shoe is for certification only (API.md, Conventions)."""
+    """A requested shoe is for certification only (api.md, Conventions)."""
     if shoe_prefix is None:
         return
     if not test_mode:

@@ -1,6 +1,6 @@
 """Game settings as plain values: limits, decks, payouts, commission rates, table types.
 
-Every number here is a default of RULES.md that configuration may change; the
+Every number here is a default of rules.md that configuration may change; the
 infra layer builds a `GameSettings` from the environment and hands it to the
 application. The rules that use them live with their games (`domain/baccarat/`,
 `domain/blackjack/`).
@@ -54,7 +54,7 @@ class P2PBaccarat:
 
 @dataclass(frozen=True)
 class BlackjackHall:
-    """A blackjack hall and its limits on the stake of one box (RULES.md 3)."""
+    """A blackjack hall and its limits on the stake of one box (rules.md 3)."""
 
     name: str
     stake_min_cents: int

@@ -136,7 +136,7 @@ class Wallet(Aggregate):
         self.change_points(change, "operator", None, reason.strip())
 
     def change_points(self, change: int, role: str, round_id: str | None, reason: str) -> None:
-        """Move dealer points; they may go below zero (RULES.md 2.1)."""
+        """Move dealer points; they may go below zero (rules.md 2.1)."""
         self._points_changed(change, role, round_id, reason, self.points + change)
 
     # Events: the bodies re-run on every replay, so they only check and assign.

@@ -1,4 +1,4 @@
-"""The `casino` command line (API.md, CLI)."""
+"""The `casino` command line (api.md, CLI)."""
 
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ def baccarat(
         str,
         typer.Option(
             help="hands: the player's two cards, the banker's two, then the third cards as "
-            "drawn (API.md's example); deal: the shoe's order, Player, Banker, Player, Banker."
+            "drawn (api.md's example); deal: the shoe's order, Player, Banker, Player, Banker."
         ),
     ] = "hands",
     stdin: Annotated[
@@ -157,7 +157,7 @@ def _request_cards(line: str) -> list[str]:
 
 
 def odds_to_dict(odds: BaccaratOdds) -> dict[str, object]:
-    """API.md's odds answer: exact fractions printed as decimals of 10 significant digits."""
+    """api.md's odds answer: exact fractions printed as decimals of 10 significant digits."""
     return {
         "player": _decimal(odds.player),
         "banker": _decimal(odds.banker),

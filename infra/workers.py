@@ -93,7 +93,7 @@ class ProjectorWorker(PeriodicWorker):
 
 
 class IdleRoundWorker(PeriodicWorker):
-    """Ends rounds left with no action for the idle timeout (RULES.md 4): baccarat and
+    """Ends rounds left with no action for the idle timeout (rules.md 4): baccarat and
     undealt blackjack rounds are voided, blackjack rounds in play finished with the
     house defaults; interrupted ones wait for the resume window.
 
@@ -128,7 +128,7 @@ class IdleRoundWorker(PeriodicWorker):
 
 class AbandonedRoundWorker(PeriodicWorker):
     """Finishes blackjack rounds whose player has not come back within the resume window,
-    with the house defaults (RULES.md 4).
+    with the house defaults (rules.md 4).
 
     Restart-safe: the interrupted rounds and the time of their interruption live in
     the store, so the window still closes after a restart.

@@ -1,4 +1,4 @@
-"""P2P commission per day and mode (API.md, GET /v1/reports/commission)."""
+"""P2P commission per day and mode (api.md, GET /v1/reports/commission)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Dealer points per player and mode, entry by entry (RULES.md 2.1)."""
+"""Dealer points per player and mode, entry by entry (rules.md 2.1)."""
 
 from __future__ import annotations
 

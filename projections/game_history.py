@@ -1,4 +1,4 @@
-"""Each player's settled rounds, with the balance before and after (RULES.md 4).
+"""Each player's settled rounds, with the balance before and after (rules.md 4).
 
 Fed by the wallets' settlement and commission events; the cards and stakes of a
 round are read from the round itself when the history is shown.

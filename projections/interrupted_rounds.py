@@ -1,5 +1,5 @@
 """Blackjack rounds interrupted while their player is away, with the time of the
-interruption: what the abandoned-round worker looks through (RULES.md 4).
+interruption: what the abandoned-round worker looks through (rules.md 4).
 
 Only candidates: the command that finishes a round re-checks the round itself.
 """

@@ -1,4 +1,4 @@
-"""Each wallet's money movements, line by line (API.md, GET /v1/players/{id}/ledger).
+"""Each wallet's money movements, line by line (api.md, GET /v1/players/{id}/ledger).
 
 An entry's id is the wallet event's version: stable, and increasing per wallet,
 so a client pages with `after`.

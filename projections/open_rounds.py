@@ -1,5 +1,5 @@
 """Rounds not over yet (baccarat open for bets, blackjack open or in play), with the
-time of their last action: what the idle-round worker looks through (RULES.md 4)."""
+time of their last action: what the idle-round worker looks through (rules.md 4)."""
 
 from __future__ import annotations
 

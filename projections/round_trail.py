@@ -1,5 +1,5 @@
 """Every event of a round in log order: the round's own events and the wallet events
-that hold, settle and charge for it (API.md, GET /v1/rounds/{id}/audit).
+that hold, settle and charge for it (api.md, GET /v1/rounds/{id}/audit).
 
 What disconnect recovery and game-history review read. Secrets (the seed, the
 blackjack hole card) are stored as recorded; the route hides them while the

@@ -1,4 +1,4 @@
-"""Re-checking rounds from their events alone (RULES.md 5, `casino audit verify`).
+"""Re-checking rounds from their events alone (rules.md 5, `casino audit verify`).
 
 Pure functions over stored events: re-derive the shoe from the revealed seed,
 check the commitment, every card, the coup, every payout, the commission, the

@@ -1,4 +1,4 @@
-"""Peer-to-peer baccarat tables (RULES.md 2.1): a player deals, another plays.
+"""Peer-to-peer baccarat tables (rules.md 2.1): a player deals, another plays.
 
 `Table` is one dealer's table; `Lobby` keeps, per mode and table type, the
 tables waiting for a player in the order they started waiting, so two players
@@ -212,7 +212,7 @@ def load_lobby(unit: Unit, mode: str, table_type: str) -> Lobby:
 def eligibility_problem(
     kind: TableType, worst_case_cents: int, wallet: Wallet
 ) -> NotEligibleToDeal | None:
-    """Why this wallet may not deal at a table of this type, or None (RULES.md 2.1):
+    """Why this wallet may not deal at a table of this type, or None (rules.md 2.1):
     it needs the type's dealer points, and the worst case of one round available."""
     if wallet.points < kind.points_min:
         short = kind.points_min - wallet.points

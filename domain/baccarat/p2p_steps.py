@@ -1,4 +1,4 @@
-"""P2P baccarat steps (RULES.md 2.1, 4): sit down to deal, be matched, confirm a round,
+"""P2P baccarat steps (rules.md 2.1, 4): sit down to deal, be matched, confirm a round,
 end it, leave, and what a disconnect or reconnect does at a P2P table.
 
 Each step is called by one application command, inside its unit of work.
@@ -129,7 +129,7 @@ def void_idle_round(unit: Unit, round_: BaccaratRound) -> None:
 
 
 def disconnect(unit: Unit, player: Player) -> list[dict[str, str]]:
-    """What a disconnect does at the player's P2P table (RULES.md 4): the rounds affected."""
+    """What a disconnect does at the player's P2P table (rules.md 4): the rounds affected."""
     if player.table_id is None:
         return []
     table = load_table(unit, player.table_id)
@@ -159,7 +159,7 @@ def reconnect(unit: Unit, player: Player) -> None:
 
 
 def close_if_dealer_gone(unit: Unit, table: Table) -> bool:
-    """A disconnected dealer leaves once no round is in play (RULES.md 4)."""
+    """A disconnected dealer leaves once no round is in play (rules.md 4)."""
     if table.dealer_connected or table.round_id is not None or table.status == CLOSED:
         return False
     table.leave(table.dealer_id)

@@ -1,4 +1,4 @@
-"""Baccarat rules (RULES.md section 2): card values, the coup, what each bet wins,
+"""Baccarat rules (rules.md section 2): card values, the coup, what each bet wins,
 stakes in chips, the P2P commission, dealer points and the dealer's worst case.
 
 Pure functions over plain values. Cards are the canonical strings of
@@ -122,7 +122,7 @@ class Coup:
         return len(self.banker_cards) == 3
 
     def to_dict(self) -> dict[str, object]:
-        """The JSON shape of API.md, with lists rather than tuples."""
+        """The JSON shape of api.md, with lists rather than tuples."""
         return {
             PLAYER: {"cards": list(self.player_cards), "total": self.player_total},
             BANKER: {"cards": list(self.banker_cards), "total": self.banker_total},
@@ -186,7 +186,7 @@ def check_spot(spot: str) -> None:
 
 
 def check_chips(amount_cents: int) -> None:
-    """Stakes are whole dollars, built from $1, $5, $25 and $100 chips (RULES.md 2.1)."""
+    """Stakes are whole dollars, built from $1, $5, $25 and $100 chips (rules.md 2.1)."""
     if amount_cents <= 0 or amount_cents % CENTS_PER_DOLLAR:
         raise InvalidStake(
             f"a stake of {format_cents(amount_cents)} is not whole dollars: "
@@ -221,17 +221,17 @@ def bet_net_cents(spot: str, stake_cents: int, outcome: str, tie_pays: int) -> i
 
 
 def commission_cents(total_stake_cents: int, basis_points: int) -> int:
-    """The casino's commission on a P2P round (RULES.md 2.1): a rate (1.75% by default)
+    """The casino's commission on a P2P round (rules.md 2.1): a rate (1.75% by default)
     of every stake placed against the dealer, pushes included, half up to the cent."""
     return basis_points_half_up(total_stake_cents, basis_points)
 
 
 def points_for_stake(stake_cents: int) -> int:
-    """Dealer points a baccarat stake moves: one per whole dollar (RULES.md 2.1)."""
+    """Dealer points a baccarat stake moves: one per whole dollar (rules.md 2.1)."""
     return stake_cents // CENTS_PER_DOLLAR
 
 
 def dealer_worst_case_cents(tie_pays: int, stake_max_cents: int, basis_points: int) -> int:
     """What one P2P round can cost its dealer at most: the table maximum staked on a
-    winning tie, and the commission on it (RULES.md 2.1: I $901.75 ...)."""
+    winning tie, and the commission on it (rules.md 2.1: I $901.75 ...)."""
     return tie_pays * stake_max_cents + commission_cents(stake_max_cents, basis_points)

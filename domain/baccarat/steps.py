@@ -67,7 +67,7 @@ def deal(unit: Unit, games: GameSettings, round_: BaccaratRound) -> None:
 
 
 def end_idle(unit: Unit, round_: BaccaratRound, idle_since: datetime.datetime) -> bool:
-    """Void a round still open with no action since `idle_since` (RULES.md 4): every
+    """Void a round still open with no action since `idle_since` (rules.md 4): every
     stake and the dealer's hold go back. A round acted on since is left alone."""
     if round_.status != OPEN or round_.modified_on > idle_since:
         return False

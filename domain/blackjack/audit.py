@@ -1,4 +1,4 @@
-"""Re-checking a blackjack round from its events alone (RULES.md 5).
+"""Re-checking a blackjack round from its events alone (rules.md 5).
 
 The round is played again from its revealed seed: the shoe is re-derived, the
 recorded bets are dealt from it, the recorded decisions (box, hand, action, and

@@ -1,4 +1,4 @@
-"""Blackjack Baden-Baden (RULES.md section 3): hand arithmetic and settlement.
+"""Blackjack Baden-Baden (rules.md section 3): hand arithmetic and settlement.
 
 Pure functions over plain values. A card is a string such as "QH", "10S" or "A":
 a rank, optionally followed by a suit letter, and suits never matter. Money is int
@@ -144,7 +144,7 @@ def parse_box(target: str) -> int:
 
 def check_bet(box: int, amount_cents: int, box_stake_cents: int, limits: tuple[int, int]) -> None:
     """A bet on a box, before the deal: the box's stake after it must lie within the
-    hall's limits per box (RULES.md 3)."""
+    hall's limits per box (rules.md 3)."""
     validate_box_number(box)
     if amount_cents <= 0:
         raise InvalidAmount("a stake must be greater than zero")
@@ -170,7 +170,7 @@ def hand_outcome(cards: Sequence[str], *, split: bool, dealer_cards: Sequence[st
     if is_bust(cards):
         return OUTCOME_BUST
     player_blackjack = is_blackjack(cards, split)
-    # A dealer blackjack beats doubled, split and six-card hands alike (RULES.md Decision).
+    # A dealer blackjack beats doubled, split and six-card hands alike (rules.md Decision).
     if is_blackjack(dealer_cards, split=False):
         return OUTCOME_PUSH if player_blackjack else OUTCOME_LOSE
     if player_blackjack:
@@ -220,7 +220,7 @@ def settle_insurance(
     insurance_cents: int, dealer_cards: Sequence[str], *, box_bust: bool = False
 ) -> int:
     """Insurance pays 2:1 when the dealer has blackjack and the insured box did not bust
-    (RULES.md 3: the dealer does not look, so the box plays on first); it is lost
+    (rules.md 3: the dealer does not look, so the box plays on first); it is lost
     otherwise. A split box counts as bust only when both its hands bust."""
     assert insurance_cents >= 0
     if is_blackjack(dealer_cards, split=False) and not box_bust:

@@ -1,4 +1,4 @@
-"""Interrupted blackjack rounds (RULES.md 4): a round in play whose player is reported
+"""Interrupted blackjack rounds (rules.md 4): a round in play whose player is reported
 disconnected is held exactly as it was, resumes when they reconnect, and is finished
 with the house defaults if they do not come back within the resume window.
 

@@ -1,4 +1,4 @@
-"""Blackjack Baden-Baden play (RULES.md section 3): the deal, insurance, turns, the dealer.
+"""Blackjack Baden-Baden play (rules.md section 3): the deal, insurance, turns, the dealer.
 
 This is the one home of what is legal: `illegal_reason` says whether an action may
 be taken now and why not, `stake_added` what it must hold on top of the bets. The

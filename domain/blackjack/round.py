@@ -1,4 +1,4 @@
-"""The blackjack round aggregate (RULES.md 3): up to five boxes against the house.
+"""The blackjack round aggregate (rules.md 3): up to five boxes against the house.
 
 Every bet, card, decision, dealer draw and payout is its own event. The shoe is
 fixed before any bet by the seed in the `Opened` event. Command methods take
@@ -10,7 +10,7 @@ same state. The hole card has an event of its own (`HoleCardDealt`, field
 
 A round in play whose player disconnects is `Interrupted` and held exactly as it
 was until it is `Resumed`, or until the system finishes it with the house
-defaults (RULES.md 4): the player can do nothing to it meanwhile.
+defaults (rules.md 4): the player can do nothing to it meanwhile.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ INTERRUPTED = "casino:BlackjackRound.Interrupted"
 RESUMED = "casino:BlackjackRound.Resumed"
 
 OPEN, IN_PLAY, SETTLED_STATUS, VOIDED_STATUS = "open", "in_play", "settled", "voided"
-INTERRUPTED_STATUS = "interrupted"  # in play, held while the player is away (RULES.md 4)
-# Who made a decision: the player, or the system finishing an abandoned round (RULES.md 4).
+INTERRUPTED_STATUS = "interrupted"  # in play, held while the player is away (rules.md 4)
+# Who made a decision: the player, or the system finishing an abandoned round (rules.md 4).
 BY_PLAYER, BY_SYSTEM = "player", "system"
 # The house defaults decide each box's insurance and each of its hands (two after a split).
 SYSTEM_DECISIONS_MAX = BOXES_MAX * 3
@@ -233,12 +233,12 @@ class BlackjackRound(CommittedRound, Aggregate):
         self._play_on()
 
     def void(self, reason: str) -> None:
-        """End a round never dealt: its stakes go back (RULES.md 4, idle timeout)."""
+        """End a round never dealt: its stakes go back (rules.md 4, idle timeout)."""
         self.check_open()
         self._voided(reason, self.seed)
 
     def interrupt(self, reason: str) -> None:
-        """Hold the round exactly as it is while its player is away (RULES.md 4)."""
+        """Hold the round exactly as it is while its player is away (rules.md 4)."""
         assert self.status == IN_PLAY, self.status
         self._interrupted(reason)
 
@@ -248,7 +248,7 @@ class BlackjackRound(CommittedRound, Aggregate):
         self._resumed()
 
     def finish_with_house_defaults(self) -> None:
-        """The player did not come back in time (RULES.md 4): the system declines
+        """The player did not come back in time (rules.md 4): the system declines
         insurance and stands on every open hand, then the dealer plays and pays.
 
         The defaults add no stake, so nothing more is held.

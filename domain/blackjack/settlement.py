@@ -1,4 +1,4 @@
-"""Settling a finished blackjack round (RULES.md 3): each hand against the dealer's
+"""Settling a finished blackjack round (rules.md 3): each hand against the dealer's
 final cards, insurance and even money, by the rules the round was played by.
 
 Pure functions over the play state of `domain/blackjack/play.py`; the same state
@@ -26,7 +26,7 @@ class Ruleset:
     always settled and audited by the rules of the day it was played."""
 
     name: str
-    # RULES.md 3, since seed 002 was read again: insurance pays only on a box that
+    # rules.md 3, since seed 002 was read again: insurance pays only on a box that
     # did not bust. Rounds played before that paid it whatever the box did.
     insurance_needs_unbusted_box: bool
 

@@ -121,7 +121,7 @@ def finish_abandoned(
     unit: Unit, round_: BlackjackRound, interrupted_before: datetime.datetime
 ) -> bool:
     """Finish a round interrupted at or before `interrupted_before` with the house
-    defaults (RULES.md 4); a round resumed since, or interrupted later, is left alone."""
+    defaults (rules.md 4); a round resumed since, or interrupted later, is left alone."""
     interrupted_at = round_.interrupted_at
     if interrupted_at is None or interrupted_at > interrupted_before:
         return False

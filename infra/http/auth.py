@@ -1,4 +1,4 @@
-"""Bearer keys with three roles: service, operator, auditor (API.md, Conventions)."""
+"""Bearer keys with three roles: service, operator, auditor (api.md, Conventions)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Idempotency-Key handling: every POST and DELETE carries one (API.md, Conventions).
+"""Idempotency-Key handling: every POST and DELETE carries one (api.md, Conventions).
 
 The key is scoped to the caller's API key; the fingerprint covers the method,
 the path and the body (parsed, so spacing and key order do not matter). The

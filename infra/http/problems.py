@@ -1,4 +1,4 @@
-"""application/problem+json answers with stable codes (API.md, Conventions)."""
+"""application/problem+json answers with stable codes (api.md, Conventions)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A hash chain over the event log, so an auditor can detect an altered, removed,
-inserted or reordered event (RULES.md 5).
+inserted or reordered event (rules.md 5).
 
 Each stored event gets one row in `event_chain`, written in the same transaction
 as the event itself, so no event is ever unchained, not even for an instant:

@@ -24,7 +24,7 @@ from domain.seam import Receipt
 from domain.settings import GameSettings
 from domain.wallet import load_wallet
 
-EXAMPLE = ["10", "K", "3", "10", "10", "Q"]  # RULES.md 2.1: the player hand wins
+EXAMPLE = ["10", "K", "3", "10", "10", "Q"]  # rules.md 2.1: the player hand wins
 
 
 class Saves:

@@ -1,4 +1,4 @@
-"""The player aggregate (RULES.md 4), given / when / then: one table at a time, presence."""
+"""The player aggregate (rules.md 4), given / when / then: one table at a time, presence."""
 
 import pytest
 

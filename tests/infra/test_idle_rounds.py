@@ -1,4 +1,4 @@
-"""Rounds left open with no action are voided after the idle timeout (RULES.md 4)."""
+"""Rounds left open with no action are voided after the idle timeout (rules.md 4)."""
 
 import datetime
 

@@ -1,4 +1,4 @@
-"""P2P baccarat: play as the dealer (API.md, P2P baccarat)."""
+"""P2P baccarat: play as the dealer (api.md, P2P baccarat)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Players and wallets (API.md, Players and wallets)."""
+"""Players and wallets (api.md, Players and wallets)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Operators' reports (API.md, Operators)."""
+"""Operators' reports (api.md, Operators)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rounds of every game (API.md, Rounds): open, bet, deal, act, read, audit."""
+"""Rounds of every game (api.md, Rounds): open, bet, deal, act, read, audit."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """How a blackjack round looks in answers: boxes, hands, the dealer's visible cards,
 who acts next and what they may do, and once settled, every payout.
 
-The hole card is never shown while the round is in play (RULES.md 3): the dealer's
+The hole card is never shown while the round is in play (rules.md 3): the dealer's
 cards come from `visible_dealer_cards`, and the seed, which would reveal the whole
 shoe, only once the round is over.
 """
@@ -122,7 +122,7 @@ def _turn(round_: BlackjackRound) -> dict[str, Any]:
         return {"next": None, "legal_actions": None}
     where = {"box": turn.box_number, "hand": turn.hand_index}
     if round_.status == INTERRUPTED_STATUS:
-        # Play resumes at `next`; until then every action is refused (RULES.md 4).
+        # Play resumes at `next`; until then every action is refused (rules.md 4).
         return {"next": where, "legal_actions": None}
     actions = rules.legal_actions(round_.play, turn.box_number, turn.hand_index)
     return {"next": where, "legal_actions": {**where, "actions": actions}}

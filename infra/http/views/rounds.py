@@ -1,5 +1,5 @@
 """How rounds look in answers: cards per hand, money as decimal strings, the seed
-only once the round is over (RULES.md 5), and every event for the audit trail.
+only once the round is over (rules.md 5), and every event for the audit trail.
 
 What is shown when is the domain's to say (`domain/rounds.py: secrets_revealed`);
 these functions only shape it."""

@@ -38,7 +38,7 @@ def movement_view(movement: Movement) -> dict[str, Any]:
 
 
 def ledger_entry_view(entry: dict[str, Any]) -> dict[str, Any]:
-    """A ledger read-model row as API.md shows it."""
+    """A ledger read-model row as api.md shows it."""
     return {
         "entry_id": str(entry["entry_id"]),
         "at": entry["at"],

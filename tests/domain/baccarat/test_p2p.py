@@ -1,4 +1,4 @@
-"""P2P tables and lobbies (RULES.md 2.1, 4), given / when / then, without a store."""
+"""P2P tables and lobbies (rules.md 2.1, 4), given / when / then, without a store."""
 
 import pytest
 

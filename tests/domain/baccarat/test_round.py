@@ -16,7 +16,7 @@ from domain.shoe import commitment
 from tests.domain.events import given, kinds, then
 
 SEED = "00" * 32
-# The seed's worked example (RULES.md 2.1): Player 10,3 then 10 (3); Banker K,10 then Q (0).
+# The seed's worked example (rules.md 2.1): Player 10,3 then 10 (3); Banker K,10 then Q (0).
 # A bare rank takes the first card of that rank left in the unshuffled shoe (10S, 10H, ...).
 EXAMPLE = ["10", "K", "3", "10", "10", "Q"]
 

@@ -24,7 +24,7 @@ from domain.baccarat.rules import (
 from domain.cards import InvalidCard, standard_deck
 from domain.errors import InvalidStake, UnknownSpot
 
-# The Banker's tableau exactly as RULES.md section 2 states it, written out by hand
+# The Banker's tableau exactly as rules.md section 2 states it, written out by hand
 # rather than imported, so that the engine is checked against an independent oracle.
 # Row: the Banker's two-card total. Column: the value of the Player's third card
 # (0-9), then "-" for a Player who stood. D = the Banker draws, S = stands.
@@ -142,7 +142,7 @@ def test_the_rule_books_worked_example_dealt_player_banker_player_banker() -> No
 
 
 def test_the_api_examples_cards_are_read_in_dealing_order() -> None:
-    # API.md lists the worked example's cards hand by hand (10,3 | K,10 | 10 | Q);
+    # api.md lists the worked example's cards hand by hand (10,3 | K,10 | 10 | Q);
     # dealt P, B, P, B they make a different coup, which the Banker wins.
     coup = play_coup(["10", "3", "K", "10", "10", "Q"])
     assert coup == Coup(("10", "K", "10"), ("3", "10", "Q"), 0, 3, "banker")
@@ -229,7 +229,7 @@ def test_a_variant_with_impossible_settings_is_refused(decks: int, tie_pays: int
         BaccaratVariant(name="odd", decks=decks, tie_pays=tie_pays)
 
 
-# The P2P money rules, each written once (RULES.md 2.1).
+# The P2P money rules, each written once (rules.md 2.1).
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Blackjack Baden-Baden hand arithmetic and settlement (RULES.md section 3)."""
+"""Blackjack Baden-Baden hand arithmetic and settlement (rules.md section 3)."""
 
 from __future__ import annotations
 

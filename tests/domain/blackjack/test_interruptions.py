@@ -1,4 +1,4 @@
-"""Interrupted blackjack rounds (RULES.md 4), given / when / then: the round aggregate
+"""Interrupted blackjack rounds (rules.md 4), given / when / then: the round aggregate
 without a store."""
 
 import pytest

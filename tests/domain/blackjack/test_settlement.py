@@ -1,4 +1,4 @@
-"""Settling a finished round (RULES.md 3): insurance pays only on a box that did not bust,
+"""Settling a finished round (rules.md 3): insurance pays only on a box that did not bust,
 a split box being bust only when both its hands are; rounds of the first ruleset
 keep the rule they were played by."""
 

@@ -16,7 +16,7 @@ from tests.conftest import Api, StoreFactory, every_store_event
 PLAYER_WINS = ["9", "K", "K", "K"]  # Player 9 (natural) against banker 0
 BANKER_WINS = ["K", "9", "K", "K"]
 TIE = ["9", "9", "K", "K"]
-WORKED_EXAMPLE = ["10", "K", "3", "10", "10", "Q"]  # RULES.md 2.1, in dealing order
+WORKED_EXAMPLE = ["10", "K", "3", "10", "10", "Q"]  # rules.md 2.1, in dealing order
 
 
 def open_round(api: Api, shoe: list[str] | None = None, player: str = "alice") -> dict[str, Any]:

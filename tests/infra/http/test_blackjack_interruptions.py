@@ -1,5 +1,5 @@
 """Blackjack rounds interrupted by a disconnect, resumed on reconnect, or finished by the
-system after the resume window (RULES.md 4), through the HTTP API on both stores.
+system after the resume window (rules.md 4), through the HTTP API on both stores.
 
 Shoes are given in dealing order (see tests/infra/test_http_blackjack.py).
 """

@@ -1,4 +1,4 @@
-"""Every disconnect case of RULES.md 4 through the HTTP API, on both stores, checking
+"""Every disconnect case of rules.md 4 through the HTTP API, on both stores, checking
 what it leaves behind: both sides' balances and holds, the commission (report and the
 wallet's last round), dealer points, game history, and the round's audit trail.
 

@@ -8,7 +8,7 @@ import pytest
 from infra.store.store import Store
 from tests.conftest import OPERATOR, Api, every_store_event
 
-WORKED_EXAMPLE = ["10", "K", "3", "10", "10", "Q"]  # RULES.md 2.1, in dealing order
+WORKED_EXAMPLE = ["10", "K", "3", "10", "10", "Q"]  # rules.md 2.1, in dealing order
 PLAYER_WINS = ["9", "K", "K", "K"]
 WORST_CASE = {"I": "901.75", "II": "1803.50", "III": "3156.13"}
 POINTS_MIN = {"I": 20, "II": 50, "III": 100}

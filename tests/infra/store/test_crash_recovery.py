@@ -1,4 +1,4 @@
-"""Crash safety (issue 7, RULES.md 4): killing `casino serve` with SIGKILL at any moment
+"""Crash safety (issue 7, rules.md 4): killing `casino serve` with SIGKILL at any moment
 loses no acknowledged command and leaves no half-applied one.
 
 The server runs as a real process of its own on one store (a SQLite file, or a fresh
