@@ -18,7 +18,7 @@ from eventsourcing.utils import EnvType
 
 from domain.baccarat import p2p_steps
 from domain.baccarat import steps as baccarat
-from domain.baccarat.p2p import Table, load_table
+from domain.baccarat.p2p import P2PTable, load_p2p_table
 from domain.baccarat.round import BaccaratRound
 from domain.blackjack import steps as blackjack
 from domain.blackjack.hands import parse_box
@@ -165,12 +165,12 @@ class CasinoApplication(CommandSeam):
     @command
     def sit_as_dealer(
         self, unit: Unit, player_id: str, mode: str, table_type: str, auto_confirm: bool
-    ) -> Table:
+    ) -> P2PTable:
         p2p = self.games.p2p
         return p2p_steps.sit_as_dealer(unit, p2p, player_id, mode, table_type, auto_confirm)
 
     @command
-    def join_as_player(self, unit: Unit, player_id: str, mode: str, table_type: str) -> Table:
+    def join_as_player(self, unit: Unit, player_id: str, mode: str, table_type: str) -> P2PTable:
         return p2p_steps.join_as_player(unit, self.games.p2p, player_id, mode, table_type)
 
     @command
@@ -178,12 +178,12 @@ class CasinoApplication(CommandSeam):
         self, unit: Unit, table_id: str, shoe_prefix: list[str] | None = None
     ) -> BaccaratRound:
         check_certification(self.games.test_mode, shoe_prefix)
-        table = load_table(unit, table_id)
+        table = load_p2p_table(unit, table_id)
         return p2p_steps.confirm_round(unit, self.games.p2p, table, shoe_prefix)
 
     @command
-    def leave_table(self, unit: Unit, table_id: str, player_id: str) -> Table:
-        return p2p_steps.leave_table(unit, load_table(unit, table_id), player_id)
+    def leave_table(self, unit: Unit, table_id: str, player_id: str) -> P2PTable:
+        return p2p_steps.leave_table(unit, load_p2p_table(unit, table_id), player_id)
 
     # Blackjack.
 
@@ -255,8 +255,8 @@ class CasinoApplication(CommandSeam):
     def round(self, round_id: str) -> Round:
         return _round(self.reading(), round_id)
 
-    def table(self, table_id: str) -> Table:
-        return load_table(self.reading(), table_id)
+    def p2p_table(self, table_id: str) -> P2PTable:
+        return load_p2p_table(self.reading(), table_id)
 
 
 def check_history_available(mode: str) -> None:

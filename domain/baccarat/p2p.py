@@ -1,6 +1,6 @@
 """Peer-to-peer baccarat tables (rules.md 2.1): a player deals, another plays.
 
-`Table` is one dealer's table; `Lobby` keeps, per mode and table type, the
+`P2PTable` is one dealer's table; `Lobby` keeps, per mode and table type, the
 tables waiting for a player in the order they started waiting, so two players
 asking for the last free dealer at once conflict on the lobby and exactly one
 of them gets it.
@@ -22,7 +22,7 @@ from domain.wallet import Wallet
 WAITING, SEATED, CLOSED = "waiting", "seated", "closed"
 
 
-class Table(Aggregate):
+class P2PTable(Aggregate):
     TOPIC = "casino:P2PTable"
 
     class Created(Aggregate.Created):
@@ -193,11 +193,11 @@ def lobby_uuid(mode: str, table_type: str) -> UUID:
     return uuid5(NAMESPACE, f"lobby/{mode}/{table_type}")
 
 
-def load_table(unit: Unit, table_id: str) -> Table:
+def load_p2p_table(unit: Unit, table_id: str) -> P2PTable:
     def missing() -> UnknownTable:
         return UnknownTable(f"no table {table_id[:80]} exists")
 
-    return unit.get(Table, parse_public_id(table_id, missing), missing)
+    return unit.get(P2PTable, parse_public_id(table_id, missing), missing)
 
 
 def load_lobby(unit: Unit, mode: str, table_type: str) -> Lobby:

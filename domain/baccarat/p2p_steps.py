@@ -10,10 +10,10 @@ from domain.baccarat import rules
 from domain.baccarat.p2p import (
     CLOSED,
     SEATED,
-    Table,
+    P2PTable,
     eligibility_problem,
     load_lobby,
-    load_table,
+    load_p2p_table,
 )
 from domain.baccarat.round import P2P, BaccaratRound, load_baccarat_round
 from domain.baccarat.settle import void_round
@@ -29,10 +29,10 @@ DEALER, PLAYER = "dealer", "player"
 
 def sit_as_dealer(
     unit: Unit, p2p: P2PBaccarat, player_id: str, mode: str, table_type: str, auto_confirm: bool
-) -> Table:
+) -> P2PTable:
     kind = p2p.table_type(table_type)
     _raise_if_ineligible(p2p, kind, load_wallet(unit, player_id, mode))
-    table = Table(player_id, mode, table_type, auto_confirm)
+    table = P2PTable(player_id, mode, table_type, auto_confirm)
     unit.add(table)
     dealer = load_player(unit, player_id)
     dealer.reconnect()  # Sitting down to deal is being here.
@@ -43,7 +43,7 @@ def sit_as_dealer(
 
 def join_as_player(
     unit: Unit, p2p: P2PBaccarat, player_id: str, mode: str, table_type: str
-) -> Table:
+) -> P2PTable:
     """Seat the player with the longest-waiting eligible dealer of that type and mode."""
     kind = p2p.table_type(table_type)
     load_wallet(unit, player_id, mode)  # The player must exist.
@@ -59,7 +59,7 @@ def join_as_player(
 
 
 def confirm_round(
-    unit: Unit, p2p: P2PBaccarat, table: Table, shoe_prefix: list[str] | None = None
+    unit: Unit, p2p: P2PBaccarat, table: P2PTable, shoe_prefix: list[str] | None = None
 ) -> BaccaratRound:
     """Open the table's next round and hold the dealer's worst case until it ends."""
     kind = p2p.table_type(table.table_type)
@@ -91,7 +91,7 @@ def end_round(unit: Unit, p2p: P2PBaccarat, round_: BaccaratRound) -> None:
     """After a P2P round settles: free the table, and auto-confirm the next round
     while the dealer is still eligible."""
     assert round_.table_id is not None
-    table = load_table(unit, round_.table_id)
+    table = load_p2p_table(unit, round_.table_id)
     table.end_round(round_.round_id)
     if close_if_dealer_gone(unit, table):
         return
@@ -106,7 +106,7 @@ def end_round(unit: Unit, p2p: P2PBaccarat, round_: BaccaratRound) -> None:
         table.stop_auto_confirm(f"auto-confirm stopped: {problem.detail}")
 
 
-def leave_table(unit: Unit, table: Table, player_id: str) -> Table:
+def leave_table(unit: Unit, table: P2PTable, player_id: str) -> P2PTable:
     """The dealer leaving closes the table; the player leaving frees the seat. An open
     round is voided either way."""
     open_round = table.round_id
@@ -123,7 +123,7 @@ def leave_table(unit: Unit, table: Table, player_id: str) -> Table:
 def void_idle_round(unit: Unit, round_: BaccaratRound) -> None:
     """A P2P round voided for the idle timeout frees its table for the next one."""
     assert round_.table_id is not None
-    table = load_table(unit, round_.table_id)
+    table = load_p2p_table(unit, round_.table_id)
     table.void_round(round_.round_id, "idle timeout")
     close_if_dealer_gone(unit, table)
 
@@ -132,7 +132,7 @@ def disconnect(unit: Unit, player: Player) -> list[dict[str, str]]:
     """What a disconnect does at the player's P2P table (rules.md 4): the rounds affected."""
     if player.table_id is None:
         return []
-    table = load_table(unit, player.table_id)
+    table = load_p2p_table(unit, player.table_id)
     open_round = table.round_id
     who = table.disconnect(player.player_id)
     if who == PLAYER:
@@ -153,12 +153,12 @@ def disconnect(unit: Unit, player: Player) -> list[dict[str, str]]:
 def reconnect(unit: Unit, player: Player) -> None:
     """A dealer back before their round ends keeps the table."""
     if player.table_id is not None:
-        table = load_table(unit, player.table_id)
+        table = load_p2p_table(unit, player.table_id)
         if table.dealer_id == player.player_id:
             table.reconnect_dealer()
 
 
-def close_if_dealer_gone(unit: Unit, table: Table) -> bool:
+def close_if_dealer_gone(unit: Unit, table: P2PTable) -> bool:
     """A disconnected dealer leaves once no round is in play (rules.md 4)."""
     if table.dealer_connected or table.round_id is not None or table.status == CLOSED:
         return False
@@ -173,14 +173,14 @@ def worst_case_cents(p2p: P2PBaccarat, kind: TableType) -> int:
     )
 
 
-def _after_dealer_left(unit: Unit, table: Table) -> None:
+def _after_dealer_left(unit: Unit, table: P2PTable) -> None:
     load_lobby(unit, table.mode, table.table_type).remove(table.table_id)
     load_player(unit, table.dealer_id).stand_up(table.table_id)
     if table.player_id is not None:
         load_player(unit, table.player_id).stand_up(table.table_id)
 
 
-def _after_player_left(unit: Unit, table: Table, player_id: str) -> None:
+def _after_player_left(unit: Unit, table: P2PTable, player_id: str) -> None:
     load_player(unit, player_id).stand_up(table.table_id)
     if not close_if_dealer_gone(unit, table):
         load_lobby(unit, table.mode, table.table_type).add(table.table_id)  # Behind those waiting.
@@ -194,9 +194,9 @@ def _raise_if_ineligible(p2p: P2PBaccarat, kind: TableType, wallet: Wallet) -> N
 
 def _longest_waiting_eligible(
     unit: Unit, p2p: P2PBaccarat, kind: TableType, mode: str, player_id: str
-) -> Table:
+) -> P2PTable:
     for table_id in load_lobby(unit, mode, kind.name).waiting:
-        table = load_table(unit, table_id)
+        table = load_p2p_table(unit, table_id)
         if table.dealer_id == player_id or table.status == CLOSED:
             continue
         dealer = load_wallet(unit, table.dealer_id, mode)

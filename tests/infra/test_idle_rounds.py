@@ -48,7 +48,7 @@ def test_an_idle_p2p_round_releases_the_dealers_hold_and_frees_the_table(store: 
     assert IdleRoundWorker(store, TIMEOUT).void_idle_rounds(later(TIMEOUT + 1)) == [round_.round_id]
     assert app.wallet("dan", "real").held_cents == 0
     assert app.wallet("pat", "real").held_cents == 0
-    seen = app.table(table.table_id)
+    seen = app.p2p_table(table.table_id)
     assert seen.round_id is None
     assert seen.notice is not None and "voided" in seen.notice
     assert app.confirm(table.table_id).result is not None  # the dealer can go on

@@ -72,7 +72,7 @@ def leave(
 @router.get("/tables/{table_id}", dependencies=[Depends(READ)])
 def get_table(table_id: str, request: Request) -> dict[str, Any]:
     app = app_of(request)
-    table = app.table(table_id)
+    table = app.p2p_table(table_id)
     view = table_view(app, table)
     view["current_round"] = round_view(app.round(table.round_id)) if table.round_id else None
     return view

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from domain.application import CasinoApplication
-from domain.baccarat.p2p import Table
+from domain.baccarat.p2p import P2PTable
 from domain.baccarat.p2p_steps import worst_case_cents
 from domain.money import format_cents
 
 
-def table_view(app: CasinoApplication, table: Table) -> dict[str, Any]:
+def table_view(app: CasinoApplication, table: P2PTable) -> dict[str, Any]:
     p2p = app.games.p2p
     kind = p2p.table_type(table.table_type)
     return {

@@ -2,7 +2,7 @@
 
 import pytest
 
-from domain.baccarat.p2p import Lobby, Table, eligibility_problem
+from domain.baccarat.p2p import Lobby, P2PTable, eligibility_problem
 from domain.errors import NotAtTable, TableNotReady
 from domain.settings import TableType
 from domain.wallet import Wallet
@@ -11,12 +11,13 @@ from tests.domain.events import given, kinds, then
 TYPE_II = TableType("II", 500, 20_000, 50)
 
 
-def seated(auto_confirm: bool = False) -> Table:
-    return given(Table("dan", "real", "II", auto_confirm), lambda table: table.seat_player("pat"))
+def seated(auto_confirm: bool = False) -> P2PTable:
+    table = P2PTable("dan", "real", "II", auto_confirm)
+    return given(table, lambda table: table.seat_player("pat"))
 
 
 def test_a_table_waits_for_a_player_then_the_dealer_confirms_each_round() -> None:
-    table = given(Table("dan", "real", "II", False))
+    table = given(P2PTable("dan", "real", "II", False))
     with pytest.raises(TableNotReady, match="no player seated"):
         table.confirm_round("r1")
     table.seat_player("pat")

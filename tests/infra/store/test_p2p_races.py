@@ -60,7 +60,7 @@ def test_five_hundred_random_rounds_over_several_tables_keep_the_books(store: St
         tables.append(table.table_id)
     commission_cents = 0
     for _ in range(500):
-        table = app.table(rng.choice(tables))
+        table = app.p2p_table(rng.choice(tables))
         assert table.round_id is not None, table.notice
         round_ = app.round(table.round_id)
         assert isinstance(round_, BaccaratRound)
