@@ -11,6 +11,7 @@ commands find the round by its id and dispatch on its game once, with `match`.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import assert_never
 
@@ -24,16 +25,27 @@ from domain.blackjack import steps as blackjack
 from domain.blackjack.hands import parse_box
 from domain.blackjack.interruptions import interrupt_rounds_in_play, resume_interrupted_rounds
 from domain.blackjack.round import BlackjackRound, load_blackjack_round
-from domain.errors import HistoryUnavailable, IllegalAction, NoPreviousBets, PlayerExists
+from domain.errors import (
+    HistoryUnavailable,
+    IllegalAction,
+    InvalidPlayerId,
+    NoPreviousBets,
+    NotSeated,
+    PlayerExists,
+)
 from domain.ids import MODES, check_player_id, new_id, player_uuid
 from domain.player import Player, load_player
 from domain.rounds import check_certification, load_round
 from domain.seam import CommandSeam, Sleep, command
 from domain.settings import GameSettings
+from domain.tables import steps as tables
+from domain.tables.coup import Coup, load_coup
+from domain.tables.table import Table, load_table
 from domain.unit import Unit
 from domain.wallet import Movement, Wallet, load_wallet
 
-Round = BaccaratRound | BlackjackRound  # every game's round, for `match`
+Round = BaccaratRound | BlackjackRound | Coup  # every game's round, for `match`
+Clock = Callable[[], datetime.datetime]
 
 
 @dataclass(frozen=True)
@@ -53,8 +65,11 @@ class CasinoApplication(CommandSeam):
         env: EnvType | None = None,
         games: GameSettings | None = None,
         sleep: Sleep | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.games = games or GameSettings()
+        # Read in commands, outside every event body, and stored in the events it dates.
+        self.clock = clock or (lambda: datetime.datetime.now(datetime.UTC))
         super().__init__(env, sleep)
 
     # Players and wallets.
@@ -95,35 +110,51 @@ class CasinoApplication(CommandSeam):
     # Rounds of every game.
 
     @command
-    def place_bet(self, unit: Unit, round_id: str, target: str, amount_cents: int) -> Round:
-        match round_ := _round(unit, round_id):
+    def place_bet(
+        self,
+        unit: Unit,
+        round_id: str,
+        target: str,
+        amount_cents: int,
+        player_id: str | None = None,
+    ) -> Round:
+        """A bet on a spot (baccarat) or box (blackjack); at a table it names its player."""
+        match round_ := _round(unit, round_id, player_id):
             case BaccaratRound():
                 baccarat.place_bet(unit, round_, target, amount_cents)
             case BlackjackRound():
                 blackjack.place_bet(unit, round_, parse_box(target), amount_cents)
+            case Coup():
+                tables.place_bet(unit, round_, _named(player_id), target, amount_cents)
             case _:
                 assert_never(round_)
         return round_
 
     @command
-    def remove_bet(self, unit: Unit, round_id: str, target: str) -> Round:
-        match round_ := _round(unit, round_id):
+    def remove_bet(
+        self, unit: Unit, round_id: str, target: str, player_id: str | None = None
+    ) -> Round:
+        match round_ := _round(unit, round_id, player_id):
             case BaccaratRound():
                 baccarat.remove_bet(unit, round_, target)
             case BlackjackRound():
                 blackjack.remove_bet(unit, round_, parse_box(target))
+            case Coup():
+                tables.remove_bet(unit, round_, _named(player_id), target)
             case _:
                 assert_never(round_)
         return round_
 
     @command
-    def cancel_bets(self, unit: Unit, round_id: str) -> Round:
-        """Take every stake of a round back before the deal, whatever the game."""
-        match round_ := _round(unit, round_id):
+    def cancel_bets(self, unit: Unit, round_id: str, player_id: str | None = None) -> Round:
+        """Take every stake of a round (at a table: of one player) back before the deal."""
+        match round_ := _round(unit, round_id, player_id):
             case BaccaratRound():
                 baccarat.cancel_bets(unit, round_)
             case BlackjackRound():
                 blackjack.cancel_bets(unit, round_)
+            case Coup():
+                tables.cancel_bets(unit, round_, _named(player_id))
             case _:
                 assert_never(round_)
         return round_
@@ -135,6 +166,8 @@ class CasinoApplication(CommandSeam):
                 baccarat.deal(unit, self.games, round_)
             case BlackjackRound():
                 blackjack.deal(unit, round_)
+            case Coup():
+                tables.deal(unit, self.games.tables, round_, self.clock())
             case _:
                 assert_never(round_)
         return round_
@@ -148,6 +181,8 @@ class CasinoApplication(CommandSeam):
                 return baccarat.end_idle(unit, round_, idle_since)
             case BlackjackRound():
                 return blackjack.end_idle(unit, round_, idle_since)
+            case Coup():
+                return tables.end_idle(unit, round_, idle_since)
             case _:
                 assert_never(round_)
 
@@ -201,12 +236,31 @@ class CasinoApplication(CommandSeam):
         return blackjack.open_round(unit, settings, player_id, mode, hall, shoe_prefix)
 
     @command
-    def act(self, unit: Unit, round_id: str, box: int, hand: int, action: str) -> BlackjackRound:
-        """The player's decision on the hand in play: hit, stand, double, split or insurance."""
-        round_ = _round(unit, round_id)
-        if not isinstance(round_, BlackjackRound):
-            raise IllegalAction(f"round {round_id} is not a blackjack round: it takes no decisions")
-        blackjack.act(unit, round_, box, hand, action)
+    def act(
+        self,
+        unit: Unit,
+        round_id: str,
+        box: int | None,
+        hand: int,
+        action: str,
+        player_id: str | None = None,
+    ) -> Round:
+        """A decision: at blackjack on a box's hand (hit, stand, double, split,
+        insurance); at a table, the choice its player owes (draw or stand)."""
+        match round_ := _round(unit, round_id, player_id):
+            case BlackjackRound() if box is not None:
+                blackjack.act(unit, round_, box, hand, action)
+            case Coup():
+                settings, now = self.games.tables, self.clock()
+                tables.choose(unit, settings, round_, _named(player_id), action, now)
+            case BlackjackRound():
+                raise IllegalAction("a blackjack decision names its box")
+            case BaccaratRound():
+                raise IllegalAction(
+                    f"round {round_id} is not a blackjack round: it takes no decisions"
+                )
+            case _:
+                assert_never(round_)
         return round_
 
     @command
@@ -226,22 +280,52 @@ class CasinoApplication(CommandSeam):
         round_ = load_blackjack_round(unit, round_id)
         return round_ if blackjack.finish_abandoned(unit, round_, interrupted_before) else None
 
+    # Multi-player tables (rules.md 2.2).
+
+    @command
+    def open_table(
+        self, unit: Unit, game: str, mode: str, bet_limits: tuple[int, int] | None = None
+    ) -> Table:
+        return tables.open_table(unit, self.games.tables, game, mode, bet_limits)
+
+    @command
+    def sit_at_table(self, unit: Unit, table_id: str, player_id: str, seat: str) -> Table:
+        return tables.sit(unit, load_table(unit, table_id), player_id, seat)
+
+    @command
+    def leave_seat(self, unit: Unit, table_id: str, player_id: str) -> Table:
+        return tables.leave(unit, load_table(unit, table_id), player_id)
+
+    @command
+    def open_coup(self, unit: Unit, table_id: str, shoe_prefix: list[str] | None = None) -> Coup:
+        check_certification(self.games.test_mode, shoe_prefix)
+        return tables.open_coup(unit, self.games, load_table(unit, table_id), shoe_prefix)
+
+    @command
+    def choose_when_due(self, unit: Unit, round_id: str, now: datetime.datetime) -> bool:
+        """The choice a coup owes, made by the system once its deadline is past."""
+        return tables.choose_when_due(unit, self.games.tables, load_coup(unit, round_id), now)
+
     # Presence (rules.md 4): what a disconnect and a reconnect do, in every game.
 
     @command
     def disconnect(self, unit: Unit, player_id: str) -> list[dict[str, str]]:
         """The upstream service lost a player; returns the rounds affected: their P2P
-        round, then their blackjack rounds in play, now interrupted."""
+        round, their coups at tables, then their blackjack rounds in play, now interrupted."""
         player = load_player(unit, player_id)
         player.disconnect()
-        return p2p_steps.disconnect(unit, player) + interrupt_rounds_in_play(unit, player)
+        at_tables = tables.disconnect(unit, self.games.tables, player, self.clock())
+        p2p = p2p_steps.disconnect(unit, player)
+        return p2p + at_tables + interrupt_rounds_in_play(unit, player)
 
     @command
     def reconnect(self, unit: Unit, player_id: str) -> Reconnection:
-        """The player is back: a dealer keeps their table, interrupted blackjack rounds resume."""
+        """The player is back: a dealer keeps their table, a seated player their seat,
+        interrupted blackjack rounds resume."""
         player = load_player(unit, player_id)
         player.reconnect()
         p2p_steps.reconnect(unit, player)
+        tables.reconnect(unit, player)
         return Reconnection(player, resume_interrupted_rounds(unit, player))
 
     # Queries: they read the store, never the commands' cache.
@@ -258,6 +342,9 @@ class CasinoApplication(CommandSeam):
     def p2p_table(self, table_id: str) -> P2PTable:
         return load_p2p_table(self.reading(), table_id)
 
+    def table(self, table_id: str) -> Table:
+        return load_table(self.reading(), table_id)
+
 
 def check_history_available(mode: str) -> None:
     """Game history is kept for real money only (rules.md 4, seed 000)."""
@@ -265,7 +352,17 @@ def check_history_available(mode: str) -> None:
         raise HistoryUnavailable("play-money rounds have no game history")
 
 
-def _round(unit: Unit, round_id: str) -> Round:
+def _round(unit: Unit, round_id: str, player_id: str | None = None) -> Round:
+    """A round of any game; a player named for a one-player round must be its player."""
     round_ = load_round(unit, round_id)
-    assert isinstance(round_, BaccaratRound | BlackjackRound), type(round_).__name__
+    assert isinstance(round_, BaccaratRound | BlackjackRound | Coup), type(round_).__name__
+    if player_id is not None and not isinstance(round_, Coup) and player_id != round_.player_id:
+        raise NotSeated(f"player {player_id[:64]} does not play in round {round_id}")
     return round_
+
+
+def _named(player_id: str | None) -> str:
+    """At a table every bet, removal and choice names the player it is for."""
+    if player_id is None:
+        raise InvalidPlayerId("at a table, name the player_id the bet or choice is for")
+    return player_id

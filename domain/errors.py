@@ -187,3 +187,38 @@ class RoundInterrupted(DomainError):
 
     code = "round_interrupted"
     kind = "conflict"
+
+
+# Multi-player tables (rules.md 2.2-2.4).
+
+
+class UnknownTableGame(DomainError):
+    code = "unknown_table_game"
+
+
+class UnknownSeat(DomainError):
+    code = "unknown_seat"
+
+
+class SeatTaken(DomainError):
+    code = "seat_taken"
+    kind = "conflict"
+
+
+class NotSeated(DomainError):
+    code = "not_seated"
+    kind = "conflict"
+
+
+class CoupInProgress(DomainError):
+    code = "coup_in_progress"
+    kind = "conflict"
+
+
+class NotYourDecision(DomainError):
+    code = "not_your_decision"
+    kind = "conflict"
+
+
+class InvalidLimits(DomainError):
+    code = "invalid_limits"

@@ -8,6 +8,7 @@ blackjack rounds in play.
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
@@ -21,6 +22,13 @@ DISPLAY_NAME_LENGTH_MAX = 100
 
 class Player(Aggregate):
     TOPIC = "casino:Player"
+    # Version 2 keeps the seats a player holds at multi-player tables; a snapshot
+    # taken before holds none.
+    class_version = 2
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        state["table_seats"] = {}
 
     class Created(Aggregate.Created):
         TOPIC = "casino:Player.Registered"
@@ -41,6 +49,8 @@ class Player(Aggregate):
         # them interrupted while the player is away. Plain JSON: players are snapshotted.
         self.blackjack_rounds: dict[str, str] = {}
         self.interrupted_rounds: list[str] = []
+        # The multi-player tables they sit at (table id -> seat): what a disconnect acts on.
+        self.table_seats: dict[str, str] = {}
 
     def disconnect(self) -> None:
         if self.connected:
@@ -92,6 +102,23 @@ class Player(Aggregate):
     def stand_up(self, table_id: str) -> None:
         if self.table_id == table_id:
             self._stood_up(table_id)
+
+    def take_seat(self, table_id: str, seat: str) -> None:
+        """A seat at a multi-player table; any number of tables, one seat at each."""
+        if self.table_seats.get(table_id) != seat:
+            self._took_seat(table_id, seat)
+
+    def give_up_seat(self, table_id: str) -> None:
+        if table_id in self.table_seats:
+            self._gave_up_seat(table_id)
+
+    @event("TookSeat", topic="casino:Player.TookSeat")
+    def _took_seat(self, table_id: str, seat: str) -> None:
+        self.table_seats[table_id] = seat
+
+    @event("GaveUpSeat", topic="casino:Player.GaveUpSeat")
+    def _gave_up_seat(self, table_id: str) -> None:
+        del self.table_seats[table_id]
 
     @event("SatDown", topic="casino:Player.SatDown")
     def _sat_down(self, table_id: str, role: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from domain.errors import UnknownHall, UnknownTableType
+from domain.errors import UnknownHall, UnknownTableGame, UnknownTableType
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,41 @@ class BlackjackSettings:
 
 
 @dataclass(frozen=True)
+class TableGame:
+    """A multi-player table game's defaults (rules.md 2.2-2.4); a table may narrow its
+    limits when it is opened."""
+
+    name: str  # punto_banco, chemin_de_fer or en_banque
+    decks: int
+    tie_pays: int  # to 1; punto banco only (a tie pushes against a player bank)
+    bet_min_cents: int  # on each player's total stake in a coup
+    bet_max_cents: int
+    bank_min_cents: int = 0  # player-banked games only
+    bank_max_cents: int = 0
+    commission_basis_points: int = 0  # on the banker's winnings, player-banked games
+
+
+def _default_table_games() -> dict[str, TableGame]:
+    return {"punto_banco": TableGame("punto_banco", 8, 8, 100, 100_000)}
+
+
+@dataclass(frozen=True)
+class TableSettings:
+    games: dict[str, TableGame] = field(default_factory=_default_table_games)
+    decision_seconds: int = 30  # a choice owed at a table, before the system makes it
+
+    def game(self, name: str) -> TableGame:
+        if name not in self.games:
+            raise UnknownTableGame(
+                f"{name[:40]!r} is not a table game: choose one of {', '.join(self.games)}"
+            )
+        return self.games[name]
+
+
+@dataclass(frozen=True)
 class GameSettings:
     house: HouseBaccarat = field(default_factory=HouseBaccarat)
     p2p: P2PBaccarat = field(default_factory=P2PBaccarat)
     blackjack: BlackjackSettings = field(default_factory=BlackjackSettings)
+    tables: TableSettings = field(default_factory=TableSettings)
     test_mode: bool = False  # certification mode: a round's first cards may be chosen

@@ -19,6 +19,8 @@ from domain.settings import (
     GameSettings,
     HouseBaccarat,
     P2PBaccarat,
+    TableGame,
+    TableSettings,
     TableType,
 )
 
@@ -42,6 +44,7 @@ class Settings(BaseSettings):
     test_mode: bool = False
     idle_timeout_seconds: int = Field(default=600, ge=1, le=86_400)
     resume_window_seconds: int = Field(default=600, ge=1, le=86_400)
+    decision_seconds: int = Field(default=30, ge=1, le=3_600)
     db_pool_size: int = Field(default=5, ge=1, le=100)
     postgres_schema: str = Field(default="public", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     log_level: Literal["debug", "info", "warning", "error"] = "info"
@@ -95,7 +98,16 @@ class Settings(BaseSettings):
             decks=self.blackjack_decks,
             halls=_parse_halls(self.blackjack_halls) or BlackjackSettings().halls,
         )
-        return GameSettings(house=house, p2p=p2p, blackjack=blackjack, test_mode=self.test_mode)
+        # American tables play the house game: its decks, tie payout and limits.
+        punto_banco = TableGame(
+            "punto_banco", house.decks, house.tie_pays, house.stake_min_cents, house.stake_max_cents
+        )
+        tables = TableSettings(
+            games={punto_banco.name: punto_banco}, decision_seconds=self.decision_seconds
+        )
+        return GameSettings(
+            house=house, p2p=p2p, blackjack=blackjack, tables=tables, test_mode=self.test_mode
+        )
 
     @field_validator("database_url")
     @classmethod

@@ -9,7 +9,7 @@ import time
 from infra.logs import get_logger
 from infra.store.follower import new_event_signal
 from infra.store.store import Store
-from projections import interrupted_rounds, open_rounds
+from projections import interrupted_rounds, open_rounds, pending_choices
 
 log = get_logger("casino.worker")
 SQLITE_POLL_SECONDS = 0.1
@@ -18,6 +18,7 @@ LAG_LOG_SECONDS = 10.0
 LAG_WARN_EVENTS = 10_000
 IDLE_CHECK_SECONDS_MAX = 30.0
 RESUME_CHECK_SECONDS_MAX = 30.0
+CHOICE_CHECK_SECONDS_MAX = 1.0
 
 
 class PeriodicWorker:
@@ -158,3 +159,34 @@ class AbandonedRoundWorker(PeriodicWorker):
                 finished.append(round_id)
                 log.info("round_finished_by_system", round_id=round_id)
         return finished
+
+
+class DueChoiceWorker(PeriodicWorker):
+    """Makes the choices owed in coups once their deadline has passed, as the rules
+    say, recorded `by: system` (rules.md 2.3, 4).
+
+    Restart-safe: the choices owed and their deadlines live in the store, so a
+    deadline still passes after a restart.
+    """
+
+    name = "due_choices"
+
+    def __init__(self, store: Store, decision_seconds: int) -> None:
+        self.store = store
+        super().__init__(min(CHOICE_CHECK_SECONDS_MAX, decision_seconds / 4))
+
+    def tick(self) -> None:
+        self.make_due_choices(datetime.datetime.now(datetime.UTC))
+
+    def make_due_choices(self, now: datetime.datetime) -> list[str]:
+        """Make every choice due by now; return the coups they were owed in."""
+        if self.store.projector_inside:
+            self.store.projector.catch_up()
+        with self.store.database.read() as cursor:
+            candidates = pending_choices.due_by(cursor, now.isoformat())
+        made = []
+        for round_id in candidates:
+            if self.store.app.choose_when_due(round_id, now).result:
+                made.append(round_id)
+                log.info("choice_made_by_system", round_id=round_id)
+        return made

@@ -1,5 +1,6 @@
-"""Rounds not over yet (baccarat open for bets, blackjack open or in play), with the
-time of their last action: what the idle-round worker looks through (rules.md 4)."""
+"""Rounds not over yet (baccarat open for bets, blackjack open or in play, coups at
+tables), with the time of their last action: what the idle-round worker looks
+through (rules.md 4), and who plays in them (what a reconnect lists)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from domain.baccarat import round as baccarat_round
 from domain.blackjack import round as blackjack_round
+from domain.tables import coup
 from projections.base import Cursor, insert_rows, rows
 from projections.round_trail import ENDED, ROUNDS
 
@@ -17,10 +19,15 @@ CREATE TABLE IF NOT EXISTS open_rounds (
     dealer_id TEXT,
     last_action_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS open_round_players (
+    round_id TEXT NOT NULL,
+    player_id TEXT NOT NULL,
+    PRIMARY KEY (round_id, player_id)
+);
 """
 # Each table with its primary key.
-TABLES = {"open_rounds": ("round_id",)}
-OPENED = (baccarat_round.OPENED, blackjack_round.OPENED)
+TABLES = {"open_rounds": ("round_id",), "open_round_players": ("round_id", "player_id")}
+OPENED = (baccarat_round.OPENED, blackjack_round.OPENED, coup.OPENED)
 
 
 class OpenRounds:
@@ -28,19 +35,25 @@ class OpenRounds:
         self.opened: dict[str, list[Any]] = {}  # Rows of rounds opened in this batch.
         self.touched: dict[str, str] = {}  # Last action of rounds opened before it.
         self.ended: set[str] = set()
+        self.players: set[tuple[str, str]] = set()  # who bets in coups opened before
 
     def apply(self, event: Any, position: int) -> None:
         topic = str(getattr(type(event), "TOPIC", ""))
         if not topic.startswith(ROUNDS):
             return
         round_id, at = str(event.originator_id), event.timestamp.isoformat()
+        if topic == coup.BET_PLACED:
+            self.players.add((round_id, event.player_id))
         if topic in ENDED:
             self.ended.add(round_id)
             self.opened.pop(round_id, None)
             self.touched.pop(round_id, None)
+            self.players = {(r, p) for r, p in self.players if r != round_id}
         elif topic in OPENED:
             dealer_id = getattr(event, "dealer_id", None)  # P2P baccarat only
-            self.opened[round_id] = [round_id, event.player_id, dealer_id, at]
+            # A coup has many players, none of its own: they are in open_round_players.
+            player_id = getattr(event, "player_id", "")
+            self.opened[round_id] = [round_id, player_id, dealer_id, at]
         elif round_id in self.opened:
             self.opened[round_id][3] = at
         else:
@@ -48,9 +61,16 @@ class OpenRounds:
 
     def flush(self, cursor: Cursor) -> None:
         if self.ended:
-            cursor.executemany(
-                "DELETE FROM open_rounds WHERE round_id = ?", [(r,) for r in self.ended]
-            )
+            ended = [(r,) for r in self.ended]
+            cursor.executemany("DELETE FROM open_rounds WHERE round_id = ?", ended)
+            cursor.executemany("DELETE FROM open_round_players WHERE round_id = ?", ended)
+        insert_rows(
+            cursor,
+            "open_round_players",
+            ("round_id", "player_id"),
+            sorted(self.players),
+            "ON CONFLICT (round_id, player_id) DO NOTHING",
+        )
         insert_rows(
             cursor,
             "open_rounds",
@@ -78,8 +98,8 @@ def of_player(cursor: Cursor, player_id: str) -> list[str]:
     """Open rounds in which the player plays or deals, oldest first."""
     found = rows(
         cursor,
-        "SELECT round_id FROM open_rounds WHERE player_id = ? OR dealer_id = ?"
-        " ORDER BY last_action_at",
-        (player_id, player_id),
+        "SELECT round_id FROM open_rounds WHERE player_id = ? OR dealer_id = ? OR round_id IN"
+        " (SELECT round_id FROM open_round_players WHERE player_id = ?) ORDER BY last_action_at",
+        (player_id, player_id, player_id),
     )
     return [str(row[0]) for row in found]

@@ -14,6 +14,7 @@ from typing import Any
 from domain import wallet
 from domain.baccarat import round as baccarat_round
 from domain.blackjack import round as blackjack_round
+from domain.tables import coup
 from projections.base import Cursor, insert_rows, rows
 
 SCHEMA = """
@@ -32,12 +33,14 @@ CREATE TABLE IF NOT EXISTS round_events (
 TABLES = {"round_events": ("round_id", "position")}
 COLUMNS = ("round_id", "position", "aggregate_id", "version", "at", "topic", "data")
 ENVELOPE = ("originator_id", "originator_version", "timestamp", "originator_topic")
-ROUNDS = (baccarat_round.ROUND + ".", blackjack_round.ROUND + ".")
+ROUNDS = (baccarat_round.ROUND + ".", blackjack_round.ROUND + ".", coup.ROUND + ".")
 ENDED = (
     baccarat_round.SETTLED,
     baccarat_round.VOIDED,
     blackjack_round.SETTLED,
     blackjack_round.VOIDED,
+    coup.SETTLED,
+    coup.VOIDED,
 )
 
 

@@ -33,6 +33,8 @@ from domain.blackjack import round as blackjack_topics
 from domain.blackjack.audit import verify_blackjack_round
 from domain.receipt import CommandReceipt
 from domain.rounds import WalletEntry
+from domain.tables import coup as coup_topics
+from domain.tables.audit import verify_coup
 from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
 from infra.audit.rebuild import compare_with_rebuild
 from infra.store import chain as event_chain
@@ -45,6 +47,7 @@ BATCH = 1000
 VERIFIERS = {
     baccarat_topics.ROUND: verify_baccarat_round,
     blackjack_topics.ROUND: verify_blackjack_round,
+    coup_topics.ROUND: verify_coup,
 }
 ONE_EVENT_AGGREGATES = frozenset((CommandReceipt.Created.TOPIC,))
 # A round's wallet entries are saved in the save that ends it, or before. No save

@@ -17,11 +17,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from domain.errors import DomainError
 from infra.config import Settings
 from infra.http.problems import Problem, from_domain, from_problem, problem_response
-from infra.http.routes import health, p2p, players, reports, rounds
+from infra.http.routes import health, p2p, players, reports, rounds, tables
 from infra.logs import get_logger
 from infra.store.store import Store
 from infra.workers import (
     AbandonedRoundWorker,
+    DueChoiceWorker,
     IdleRoundWorker,
     PeriodicWorker,
     ProjectorWorker,
@@ -43,6 +44,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
             workers += [
                 IdleRoundWorker(store, settings.idle_timeout_seconds),
                 AbandonedRoundWorker(store, settings.resume_window_seconds),
+                DueChoiceWorker(store, settings.decision_seconds),
             ]
         for worker in workers:
             worker.start()
@@ -62,6 +64,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.include_router(players.router)
     api.include_router(rounds.router)
     api.include_router(p2p.router)
+    api.include_router(tables.router)
     api.include_router(reports.router)
     api.include_router(health.router)
     _add_error_handlers(api)

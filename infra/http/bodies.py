@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from domain.errors import InvalidLimits
 from domain.ids import PLAYER_ID_PATTERN
 from domain.money import parse_amount
 from domain.player import DISPLAY_NAME_LENGTH_MAX
@@ -66,6 +67,11 @@ class NewBet(Body):
     spot: str | None = Field(default=None, description="baccarat: player, banker or tie")
     box: int | None = Field(default=None, description="blackjack: box 1-5")
     amount: str = Field(examples=["10.00"])
+    player_id: str | None = Field(
+        default=None,
+        pattern=PLAYER_ID_PATTERN.pattern,
+        description="at a multi-player table: whose bet it is (required there)",
+    )
 
     @model_validator(mode="after")
     def _one_target(self) -> NewBet:
@@ -86,9 +92,16 @@ class NewBlackjackRound(Body):
 
 
 class NewAction(Body):
-    box: int = Field(ge=1, le=5, description="the box in play, 1-5")
+    box: int | None = Field(default=None, ge=1, le=5, description="blackjack: the box in play")
     hand: int = Field(default=0, ge=0, le=1, description="0, or 1 for the second split hand")
-    action: Literal["hit", "stand", "double", "split", "insurance", "no_insurance", "even_money"]
+    action: Literal[
+        "hit", "stand", "double", "split", "insurance", "no_insurance", "even_money", "draw"
+    ]
+    player_id: str | None = Field(
+        default=None,
+        pattern=PLAYER_ID_PATTERN.pattern,
+        description="at a multi-player table: who makes the choice owed (draw or stand)",
+    )
 
 
 # P2P baccarat.
@@ -113,3 +126,29 @@ class Confirmation(Body):
 
 class Leaving(Body):
     player_id: str
+
+
+# Multi-player tables.
+
+
+class NewTable(Body):
+    game: Literal["punto_banco", "chemin_de_fer", "en_banque"]
+    mode: Mode
+    bet_min: str | None = Field(default=None, examples=["5.00"])
+    bet_max: str | None = Field(default=None, examples=["500.00"])
+
+    def bet_limits(self) -> tuple[int, int] | None:
+        if self.bet_min is None and self.bet_max is None:
+            return None
+        if self.bet_min is None or self.bet_max is None:
+            raise InvalidLimits("give both bet_min and bet_max, or neither")
+        return cents_of(self.bet_min), cents_of(self.bet_max)
+
+
+class Seating(Body):
+    player_id: str = Field(pattern=PLAYER_ID_PATTERN.pattern, examples=["alice"])
+    seat: str = Field(max_length=8, examples=["7"])
+
+
+class NewCoup(Body):
+    shoe: list[str] | None = ShoeField

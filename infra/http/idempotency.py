@@ -62,7 +62,7 @@ async def _command(request: Request, principal: Principal) -> Command:
     _note_ids_for_the_log(request, body)
     return Command(
         scoped_key=f"{principal.key_digest}:{key}",
-        fingerprint=_fingerprint(request.method, request.url.path, body),
+        fingerprint=_fingerprint(request.method, _target(request), body),
     )
 
 
@@ -84,6 +84,14 @@ def _note_ids_for_the_log(request: Request, body: bytes) -> None:
         request.state.log_ids = {
             name: parsed[name] for name in LOGGED_BODY_IDS if isinstance(parsed.get(name), str)
         }
+
+
+def _target(request: Request) -> str:
+    """The path, with the query when there is one (`?player_id=` names whose stake a
+    DELETE takes back). Without a query it is the path alone, as receipts stored
+    before queries counted were fingerprinted."""
+    query = request.url.query
+    return f"{request.url.path}?{query}" if query else request.url.path
 
 
 def _fingerprint(method: str, path: str, body: bytes) -> str:

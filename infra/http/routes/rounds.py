@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
+from domain.ids import PLAYER_ID_PATTERN
 from infra.http.auth import READ
 from infra.http.bodies import NewAction, NewBaccaratRound, NewBet, NewBlackjackRound, cents_of
 from infra.http.idempotency import Command, service_command
@@ -15,6 +16,11 @@ from infra.http.views.rounds import audit_view, round_view
 from projections import round_trail
 
 router = APIRouter(tags=["rounds"])
+PlayerQuery = Query(
+    default=None,
+    pattern=PLAYER_ID_PATTERN.pattern,
+    description="at a multi-player table: whose stake to take back (required there)",
+)
 
 
 @router.post("/v1/baccarat/rounds", status_code=201)
@@ -42,26 +48,35 @@ def place_bet(
     round_id: str, body: NewBet, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     outcome = app_of(request).place_bet.with_receipt(
-        command.receipt(round_view), round_id, body.target, cents_of(body.amount)
+        command.receipt(round_view), round_id, body.target, cents_of(body.amount), body.player_id
     )
     return command.respond(outcome, 201)
 
 
 @router.delete("/v1/rounds/{round_id}/bets/{spot_or_box}")
 def remove_bet(
-    round_id: str, spot_or_box: str, request: Request, command: Command = Depends(service_command)
+    round_id: str,
+    spot_or_box: str,
+    request: Request,
+    player_id: str | None = PlayerQuery,
+    command: Command = Depends(service_command),
 ) -> JSONResponse:
     outcome = app_of(request).remove_bet.with_receipt(
-        command.receipt(round_view), round_id, spot_or_box
+        command.receipt(round_view), round_id, spot_or_box, player_id
     )
     return command.respond(outcome, 200)
 
 
 @router.delete("/v1/rounds/{round_id}/bets")
 def cancel_bets(
-    round_id: str, request: Request, command: Command = Depends(service_command)
+    round_id: str,
+    request: Request,
+    player_id: str | None = PlayerQuery,
+    command: Command = Depends(service_command),
 ) -> JSONResponse:
-    outcome = app_of(request).cancel_bets.with_receipt(command.receipt(round_view), round_id)
+    outcome = app_of(request).cancel_bets.with_receipt(
+        command.receipt(round_view), round_id, player_id
+    )
     return command.respond(outcome, 200)
 
 
@@ -86,7 +101,7 @@ def act(
     round_id: str, body: NewAction, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     outcome = app_of(request).act.with_receipt(
-        command.receipt(round_view), round_id, body.box, body.hand, body.action
+        command.receipt(round_view), round_id, body.box, body.hand, body.action, body.player_id
     )
     return command.respond(outcome, 200)
 

@@ -14,7 +14,9 @@ from domain.baccarat.round import BaccaratRound
 from domain.blackjack.round import BlackjackRound
 from domain.money import format_cents
 from domain.rounds import secrets_revealed, withhold_secrets
+from domain.tables.coup import Coup
 from infra.http.views.blackjack import blackjack_round_view
+from infra.http.views.tables import coup_view
 
 
 def round_view(round_: Round) -> dict[str, Any]:
@@ -23,6 +25,8 @@ def round_view(round_: Round) -> dict[str, Any]:
             return baccarat_round_view(round_)
         case BlackjackRound():
             return blackjack_round_view(round_)
+        case Coup():
+            return coup_view(round_)
         case _:
             assert_never(round_)
 

@@ -1,0 +1,142 @@
+"""Re-checking a coup at a multi-player table from its events alone (rules.md 5).
+
+The coup is played again from its revealed seed by its game's tableau: every card
+must be the shoe's, every recorded choice one the rules offered then (a choice by
+the system, the rules' default), the outcome the tableau's, every player's every
+payout what their bet won, and each wallet must have posted that player's result
+and dealer points. Each function returns the discrepancies found, as sentences.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain import wallet as wallet_topics
+from domain.baccarat.rules import points_for_stake
+from domain.rounds import WalletEntry, replay
+from domain.shoe import commitment
+from domain.tables.coup import BY_SYSTEM, OPEN, SETTLED_STATUS, Coup
+from domain.tables.games import Choice, Draw, Over, rules_of
+
+CARD_TOPICS = ("casino:Coup.CardDealt", "casino:Coup.ThirdCardDrawn")
+STEPS_MAX = 32  # cards and choices of one coup, however it plays
+
+
+def verify_coup(events: list[Any], entries: list[WalletEntry]) -> list[str]:
+    coup = replay(events)
+    assert isinstance(coup, Coup)
+    if coup.status == OPEN:
+        return []  # Nothing dealt or revealed yet.
+    name = f"coup {coup.round_id}"
+    if commitment(coup.seed) != coup.seed_commitment:
+        return [f"{name}: the revealed seed does not match the published commitment"]
+    problems = _check_cards(name, coup, events)
+    if coup.status == SETTLED_STATUS:
+        problems += _check_play(name, coup)
+        problems += _check_wallets(name, coup, entries)
+    else:
+        moved = (wallet_topics.ROUND_SETTLED, wallet_topics.POINTS_CHANGED)
+        problems += [
+            f"{name}: voided, yet {e.topic} was posted" for e in entries if e.topic in moved
+        ]
+    return problems
+
+
+def _check_cards(name: str, coup: Coup, events: list[Any]) -> list[str]:
+    shoe = coup.shoe()
+    return [
+        f"{name}: card at shoe position {e.position} was {e.card}, the shoe holds "
+        f"{shoe[e.position]}"
+        for e in events
+        if type(e).TOPIC in CARD_TOPICS and shoe[e.position] != e.card
+    ]
+
+
+def _check_play(name: str, coup: Coup) -> list[str]:
+    """The coup again from the shoe and the recorded choices, step by step."""
+    rules, shoe = rules_of(coup.variant), coup.shoe()
+    hands: dict[str, list[str]] = {}
+    for position, hand in enumerate(rules.deal_order):
+        hands.setdefault(hand, []).append(shoe[position])
+    position, made = len(rules.deal_order), list(coup.decisions)
+    choices: dict[str, str] = {}
+    for _ in range(STEPS_MAX):
+        step = rules.tableau(hands, choices)
+        if isinstance(step, Over):
+            return _check_result(name, coup, hands, step)
+        if isinstance(step, Draw):
+            hands[step.hand].append(shoe[position])
+            position += 1
+            continue
+        assert isinstance(step, Choice)
+        decision = made.pop(0) if made else None
+        problem = _check_choice(name, step, decision)
+        if problem is not None or decision is None:
+            return [problem or f"{name}: a choice is missing"]
+        choices[step.hand] = decision["action"]
+    return [f"{name}: the coup does not end within {STEPS_MAX} steps"]
+
+
+def _check_choice(name: str, step: Choice, decision: dict[str, Any] | None) -> str | None:
+    if decision is None or decision["hand"] != step.hand:
+        return f"{name}: the rules ask a choice for the {step.hand} hand, none was recorded"
+    if decision["action"] not in step.actions:
+        return f"{name}: {decision['action']} is no choice the rules offered ({step.actions})"
+    if decision["by"] == BY_SYSTEM and decision["action"] != step.default:
+        return f"{name}: the system chose {decision['action']}, the rules say {step.default}"
+    return None
+
+
+def _check_result(name: str, coup: Coup, hands: dict[str, list[str]], over: Over) -> list[str]:
+    rules, problems = rules_of(coup.variant), []
+    if hands != coup.hands or over.outcome != coup.outcome:
+        problems.append(
+            f"{name}: recorded {coup.hands} ({coup.outcome}), the shoe gives {hands} "
+            f"({over.outcome})"
+        )
+    for payout in coup.payouts:
+        due = rules.bet_net(payout["spot"], payout["stake_cents"], over.outcome, coup.tie_pays)
+        if due != payout["net_cents"]:
+            problems.append(
+                f"{name}: {payout['player_id']}'s {payout['spot']} paid "
+                f"{payout['net_cents']}, due {due}"
+            )
+    staked = {(p["player_id"], p["spot"]): p["stake_cents"] for p in coup.payouts}
+    bets = {(player, spot): cents for player, spots in coup.bets.items()
+            for spot, cents in spots.items()}  # fmt: skip
+    if staked != bets:
+        problems.append(f"{name}: the payouts cover {staked}, the bets were {bets}")
+    return problems
+
+
+def _check_wallets(name: str, coup: Coup, entries: list[WalletEntry]) -> list[str]:
+    """What each player's wallet posted for the coup must be what the coup says."""
+    expected: dict[tuple[str, str], int] = {}
+    for player_id, net in coup.nets().items():
+        expected[(player_id, wallet_topics.ROUND_SETTLED)] = net
+        points = points_for_stake(coup.stake_of(player_id))
+        expected[(player_id, wallet_topics.POINTS_CHANGED)] = points
+    posted: dict[tuple[str, str], int] = {}
+    for entry in entries:
+        amount = _amount_of(entry)
+        if amount is not None:
+            key = (entry.player_id, entry.topic)
+            posted[key] = posted.get(key, 0) + amount
+    return [
+        f"{name}: {who}'s wallet shows {topic.rsplit('.', 1)[-1]} {posted.get((who, topic))}, "
+        f"the coup says {amount}"
+        for (who, topic), amount in sorted(expected.items())
+        if posted.get((who, topic)) != amount
+    ] + [
+        f"{name}: {who}'s wallet posted {topic.rsplit('.', 1)[-1]} for a coup it has no bet in"
+        for (who, topic) in sorted(posted)
+        if (who, topic) not in expected
+    ]
+
+
+def _amount_of(entry: WalletEntry) -> int | None:
+    if entry.topic == wallet_topics.ROUND_SETTLED:
+        return int(entry.event.net_cents)
+    if entry.topic == wallet_topics.POINTS_CHANGED:
+        return int(entry.event.change)
+    return None

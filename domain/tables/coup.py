@@ -1,0 +1,335 @@
+"""A coup at a multi-player table (rules.md 2.2-2.4): a baccarat round in which many
+players bet, each on their own wallet, and which may wait for a choice owed by a
+named participant.
+
+Every bet, card, choice owed and made, and payout is its own event. The shoe is
+fixed before any bet by the seed in the `Opened` event. The coup is played by its
+game's tableau (`domain/tables/games.py`), asked step after step in the command
+method; the event bodies only assign, so a replay needs no rules at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eventsourcing.domain import Aggregate, event
+
+from domain.baccarat.rules import check_chips, chips_for, hand_total
+from domain.errors import (
+    AboveTableMaximum,
+    BelowTableMinimum,
+    IllegalAction,
+    NoBets,
+    NoStakeOnSpot,
+    NotYourDecision,
+    RoundNotOpen,
+    UnknownRound,
+)
+from domain.money import format_cents
+from domain.rounds import CommittedRound, load_round
+from domain.shoe import SHUFFLE_ALGORITHM, commitment
+from domain.tables.games import Choice, Draw, Over, TableGameRules
+from domain.unit import Unit
+
+# Stable event topics: stored with every event, so they never change.
+ROUND = "casino:Coup"
+OPENED = "casino:Coup.Opened"
+SETTLED = "casino:Coup.Settled"
+VOIDED = "casino:Coup.Voided"
+BET_PLACED = "casino:Coup.BetPlaced"
+DECISION_OWED = "casino:Coup.DecisionOwed"
+DECISION_MADE = "casino:Coup.DecisionMade"
+
+OPEN, IN_PLAY, SETTLED_STATUS, VOIDED_STATUS = "open", "in_play", "settled", "voided"
+BY_PLAYER, BY_SYSTEM = "player", "system"
+CHOICES_MAX = 8  # no tableau asks more of one coup: a bug past it, not a long game
+
+
+class Coup(CommittedRound, Aggregate):
+    TOPIC = ROUND
+
+    class Created(Aggregate.Created):
+        TOPIC = OPENED
+        table_id: str
+        variant: str
+        mode: str
+        decks: int
+        tie_pays: int
+        bet_min_cents: int
+        bet_max_cents: int
+        seed: str
+        seed_commitment: str
+        shoe_prefix: list[str]
+        shuffle_algorithm: str
+
+    @event(Created)
+    def __init__(
+        self,
+        table_id: str,
+        variant: str,
+        mode: str,
+        decks: int,
+        tie_pays: int,
+        bet_min_cents: int,
+        bet_max_cents: int,
+        seed: str,
+        seed_commitment: str,
+        shoe_prefix: list[str],
+        shuffle_algorithm: str,
+    ) -> None:
+        assert commitment(seed) == seed_commitment
+        self.table_id, self.variant, self.mode = table_id, variant, mode
+        self.decks, self.tie_pays = decks, tie_pays
+        self.bet_min_cents, self.bet_max_cents = bet_min_cents, bet_max_cents
+        self.seed, self.seed_commitment = seed, seed_commitment
+        self.shoe_prefix, self.shuffle_algorithm = shoe_prefix, shuffle_algorithm
+        self.status = OPEN
+        self.bets: dict[str, dict[str, int]] = {}  # player id -> spot -> cents
+        self.hands: dict[str, list[str]] = {}
+        self.shoe_position = 0
+        self.playing: dict[str, str] = {}  # who plays a hand's choices: chooser -> player id
+        self.decisions: list[dict[str, Any]] = []
+        self.pending: dict[str, Any] | None = None  # the choice owed now, if any
+        self.payouts: list[dict[str, Any]] = []
+        self.outcome: str | None = None
+        self.void_reason: str | None = None
+
+    @classmethod
+    def open(
+        cls,
+        *,
+        table_id: str,
+        variant: str,
+        mode: str,
+        decks: int,
+        tie_pays: int,
+        limits: tuple[int, int],
+        seed: str,
+        shoe_prefix: list[str] | None = None,
+    ) -> Coup:
+        return cls(
+            table_id=table_id,
+            variant=variant,
+            mode=mode,
+            decks=decks,
+            tie_pays=tie_pays,
+            bet_min_cents=limits[0],
+            bet_max_cents=limits[1],
+            seed=seed,
+            seed_commitment=commitment(seed),
+            shoe_prefix=list(shoe_prefix or []),
+            shuffle_algorithm=SHUFFLE_ALGORITHM,
+        )
+
+    # Read side.
+
+    def stake_of(self, player_id: str) -> int:
+        return sum(self.bets.get(player_id, {}).values())
+
+    @property
+    def total_stake_cents(self) -> int:
+        return sum(map(self.stake_of, self.bets))
+
+    def nets(self) -> dict[str, int]:
+        """What the settled coup came to for each player, in cents."""
+        nets: dict[str, int] = {}
+        for payout in self.payouts:
+            nets[payout["player_id"]] = nets.get(payout["player_id"], 0) + payout["net_cents"]
+        return nets
+
+    def choices(self) -> dict[str, str]:
+        """Each hand's choice so far, as the tableau reads it."""
+        return {decision["hand"]: decision["action"] for decision in self.decisions}
+
+    def totals(self) -> dict[str, int]:
+        return {hand: hand_total(cards) for hand, cards in self.hands.items() if cards}
+
+    # Commands: each validates, then triggers its events.
+
+    def place_bet(
+        self, rules: TableGameRules, player_id: str, spot: str, amount_cents: int
+    ) -> None:
+        self._check_open()
+        rules.check_spot(spot)
+        check_chips(amount_cents)
+        self._check_player_total(player_id, self.stake_of(player_id) + amount_cents)
+        self._bet_placed(player_id, spot, amount_cents, chips_for(amount_cents))
+
+    def remove_bet(self, player_id: str, spot: str) -> int:
+        """Take one player's stake on a spot back before the deal; return how much."""
+        self._check_open()
+        amount = self.bets.get(player_id, {}).get(spot, 0)
+        if not amount:
+            raise NoStakeOnSpot(f"{player_id} has no stake on {spot[:40]} to remove")
+        left = self.stake_of(player_id) - amount
+        if left:
+            self._check_player_total(player_id, left)
+        self._bet_removed(player_id, spot, amount)
+        return amount
+
+    def deal(
+        self, rules: TableGameRules, playing: dict[str, str], absent: set[str], deadline: str
+    ) -> None:
+        """Deal the first cards, then play on until the coup is over or a choice is owed."""
+        self._check_open()
+        if not self.bets:
+            raise NoBets("place at least one bet before the deal")
+        if playing:
+            self._players_chosen(playing)
+        for hand in rules.deal_order:
+            self._card_dealt(hand, self._next_card(), self.shoe_position)
+        self._play_on(rules, absent, deadline)
+
+    def choose(
+        self, rules: TableGameRules, player_id: str, action: str, absent: set[str], deadline: str
+    ) -> None:
+        """The choice owed by `player_id`, made by them."""
+        pending = self._pending()
+        if pending["player_id"] != player_id:
+            raise NotYourDecision(
+                f"{player_id} owes no choice in this coup: {pending['player_id']} chooses "
+                f"for the {pending['hand']} hand",
+                owed_by=pending["player_id"],
+            )
+        if action not in pending["actions"]:
+            raise IllegalAction(
+                f"{action[:20]!r} is not offered: choose one of {', '.join(pending['actions'])}"
+            )
+        self._decision_made(pending["hand"], action, player_id, BY_PLAYER)
+        self._play_on(rules, absent, deadline)
+
+    def choose_for_the_absent(self, rules: TableGameRules, absent: set[str], deadline: str) -> None:
+        """The choice owed, made by the system as the rules say (rules.md 2.3, 4)."""
+        pending = self._pending()
+        self._decision_made(pending["hand"], pending["default"], pending["player_id"], BY_SYSTEM)
+        self._play_on(rules, absent, deadline)
+
+    def void(self, reason: str) -> None:
+        """End a coup never dealt: every stake goes back (rules.md 4, idle timeout)."""
+        self._check_open()
+        self._voided(reason, self.seed)
+
+    def _play_on(self, rules: TableGameRules, absent: set[str], deadline: str) -> None:
+        for _ in range(CHOICES_MAX):
+            step = rules.tableau(self.hands, self.choices())
+            while isinstance(step, Draw):
+                self._third_card_drawn(step.hand, self._next_card(), self.shoe_position)
+                step = rules.tableau(self.hands, self.choices())
+            if isinstance(step, Over):
+                self._settle(rules, step)
+                return
+            assert isinstance(step, Choice)
+            chooser = self.playing.get(step.chooser)
+            if chooser is not None and chooser not in absent:
+                self._decision_owed(chooser, step.hand, list(step.actions), step.default, deadline)
+                return
+            self._decision_made(step.hand, step.default, chooser, BY_SYSTEM)
+        raise AssertionError("a coup asked for more choices than any tableau has")
+
+    def _settle(self, rules: TableGameRules, over: Over) -> None:
+        for player_id, spots in sorted(self.bets.items()):
+            for spot, stake in sorted(spots.items()):
+                net = rules.bet_net(spot, stake, over.outcome, self.tie_pays)
+                self._payout_made(player_id, spot, stake, net)
+        self._settled(over.outcome, self.totals(), self.seed)
+
+    def _next_card(self) -> str:
+        card = self.shoe()[self.shoe_position]
+        return card
+
+    def _pending(self) -> dict[str, Any]:
+        if self.status != IN_PLAY or self.pending is None:
+            raise IllegalAction(f"no choice is owed in coup {self.round_id} ({self.status})")
+        return self.pending
+
+    def _check_open(self) -> None:
+        if self.status != OPEN:
+            raise RoundNotOpen(f"coup {self.round_id} is {self.status}, not open for bets")
+
+    def _check_player_total(self, player_id: str, total_cents: int) -> None:
+        """Limits apply to each player's total stake in the coup (rules.md 2.2)."""
+        if total_cents > self.bet_max_cents:
+            raise AboveTableMaximum(
+                f"{player_id}'s stake in this coup would be {format_cents(total_cents)}, "
+                f"above the table maximum of {format_cents(self.bet_max_cents)}",
+                maximum=format_cents(self.bet_max_cents),
+                total_stake=format_cents(self.stake_of(player_id)),
+            )
+        if total_cents < self.bet_min_cents:
+            raise BelowTableMinimum(
+                f"{player_id}'s stake in this coup would be {format_cents(total_cents)}, "
+                f"below the table minimum of {format_cents(self.bet_min_cents)}",
+                minimum=format_cents(self.bet_min_cents),
+            )
+
+    # Events: the bodies re-run on every replay, so they only check and assign.
+
+    @event("BetPlaced", topic=BET_PLACED)
+    def _bet_placed(self, player_id: str, spot: str, amount_cents: int, chips: list[int]) -> None:
+        spots = self.bets.setdefault(player_id, {})
+        spots[spot] = spots.get(spot, 0) + amount_cents
+
+    @event("BetRemoved", topic="casino:Coup.BetRemoved")
+    def _bet_removed(self, player_id: str, spot: str, amount_cents: int) -> None:
+        assert self.bets[player_id].pop(spot) == amount_cents
+        if not self.bets[player_id]:
+            del self.bets[player_id]
+
+    @event("PlayersChosen", topic="casino:Coup.PlayersChosen")
+    def _players_chosen(self, playing: dict[str, str]) -> None:
+        self.playing = dict(playing)
+
+    @event("CardDealt", topic="casino:Coup.CardDealt")
+    def _card_dealt(self, hand: str, card: str, position: int) -> None:
+        self._take(hand, card, position)
+        self.status = IN_PLAY
+
+    @event("ThirdCardDrawn", topic="casino:Coup.ThirdCardDrawn")
+    def _third_card_drawn(self, hand: str, card: str, position: int) -> None:
+        self._take(hand, card, position)
+
+    @event("DecisionOwed", topic=DECISION_OWED)
+    def _decision_owed(
+        self, player_id: str, hand: str, actions: list[str], default: str, deadline: str
+    ) -> None:
+        self.pending = {"player_id": player_id, "hand": hand, "actions": actions,
+                        "default": default, "deadline": deadline}  # fmt: skip
+
+    @event("DecisionMade", topic=DECISION_MADE)
+    def _decision_made(self, hand: str, action: str, player_id: str | None, by: str) -> None:
+        self.decisions.append({"hand": hand, "action": action, "player_id": player_id, "by": by})
+        self.pending = None
+
+    @event("PayoutMade", topic="casino:Coup.PayoutMade")
+    def _payout_made(self, player_id: str, spot: str, stake_cents: int, net_cents: int) -> None:
+        self.payouts.append(
+            {
+                "player_id": player_id,
+                "spot": spot,
+                "stake_cents": stake_cents,
+                "net_cents": net_cents,
+            }
+        )
+
+    @event("Settled", topic=SETTLED)
+    def _settled(self, outcome: str, totals: dict[str, int], seed: str) -> None:
+        self.outcome = outcome
+        self.status = SETTLED_STATUS
+
+    @event("Voided", topic=VOIDED)
+    def _voided(self, reason: str, seed: str) -> None:
+        self.void_reason = reason
+        self.status = VOIDED_STATUS
+
+    def _take(self, hand: str, card: str, position: int) -> None:
+        """Pair assertion: cards leave the shoe in order, none skipped, none twice."""
+        assert position == self.shoe_position, (position, self.shoe_position)
+        self.hands.setdefault(hand, []).append(card)
+        self.shoe_position += 1
+
+
+def load_coup(unit: Unit, round_id: str) -> Coup:
+    round_ = load_round(unit, round_id)
+    if not isinstance(round_, Coup):
+        raise UnknownRound(f"round {round_id[:80]} is not a table coup")
+    return round_

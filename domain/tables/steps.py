@@ -1,0 +1,207 @@
+"""The steps of multi-player tables (rules.md 2.2, 4): open a table, sit down, leave,
+open a coup, bet, deal, make or default a choice, settle every player in one save,
+and what a disconnect does at each table a player sits at.
+
+Each step is called by one application command, inside its unit of work; every
+wallet a coup touches is loaded into that unit, so the whole coup settles in one
+atomic save.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from domain.baccarat.rules import points_for_stake
+from domain.errors import InvalidLimits, NoBets
+from domain.money import CENTS_PER_DOLLAR, format_cents
+from domain.player import Player, load_player
+from domain.settings import GameSettings, TableGame, TableSettings
+from domain.shoe import draw_seed
+from domain.tables.coup import OPEN, SETTLED_STATUS, Coup, load_coup
+from domain.tables.games import rules_of
+from domain.tables.table import Table, load_table
+from domain.unit import Unit
+from domain.wallet import CASINO_BANK, load_wallet
+
+
+def open_table(
+    unit: Unit, settings: TableSettings, game: str, mode: str, bet_limits: tuple[int, int] | None
+) -> Table:
+    """A table of a game, with the game's default limits or narrower ones."""
+    defaults = settings.game(game)
+    bet_min, bet_max = bet_limits or (defaults.bet_min_cents, defaults.bet_max_cents)
+    _check_limits(defaults, bet_min, bet_max)
+    table = Table(game, mode, bet_min, bet_max, defaults.bank_min_cents, defaults.bank_max_cents)
+    unit.add(table)
+    return table
+
+
+def sit(unit: Unit, table: Table, player_id: str, seat: str) -> Table:
+    rules_of(table.game).check_seat(seat)
+    load_wallet(unit, player_id, table.mode)  # The player must exist.
+    player = load_player(unit, player_id)
+    player.reconnect()  # Sitting down is being here.
+    table.sit(player_id, seat)
+    player.take_seat(table.table_id, seat)
+    return table
+
+
+def leave(unit: Unit, table: Table, player_id: str, reason: str = "left the table") -> Table:
+    """The seat frees at once, or when the coup ends if it holds the player's stakes."""
+    holds = _holds_stakes(unit, table, player_id)
+    if table.leave(player_id, holds, reason):
+        load_player(unit, player_id).give_up_seat(table.table_id)
+    return table
+
+
+def open_coup(unit: Unit, games: GameSettings, table: Table, shoe_prefix: list[str] | None) -> Coup:
+    game = games.tables.game(table.game)
+    coup = Coup.open(
+        table_id=table.table_id,
+        variant=table.game,
+        mode=table.mode,
+        decks=game.decks,
+        tie_pays=game.tie_pays,
+        limits=(table.bet_min_cents, table.bet_max_cents),
+        seed=draw_seed(),
+        shoe_prefix=shoe_prefix,
+    )
+    coup.check_shoe()
+    unit.add(coup)
+    table.open_coup(coup.round_id)
+    return coup
+
+
+def place_bet(unit: Unit, coup: Coup, player_id: str, spot: str, amount_cents: int) -> None:
+    load_table(unit, coup.table_id).check_seated(player_id)
+    coup.place_bet(rules_of(coup.variant), player_id, spot, amount_cents)
+    load_wallet(unit, player_id, coup.mode).hold(coup.round_id, amount_cents)
+
+
+def remove_bet(unit: Unit, coup: Coup, player_id: str, spot: str) -> None:
+    amount = coup.remove_bet(player_id, spot)
+    load_wallet(unit, player_id, coup.mode).release(coup.round_id, amount)
+
+
+def cancel_bets(unit: Unit, coup: Coup, player_id: str) -> None:
+    """Take every stake of one player back before the deal."""
+    spots = sorted(coup.bets.get(player_id, {}))
+    if not spots:
+        raise NoBets(f"{player_id} has no bets in this coup to cancel")
+    for spot in spots:
+        remove_bet(unit, coup, player_id, spot)
+
+
+def deal(unit: Unit, settings: TableSettings, coup: Coup, now: datetime.datetime) -> None:
+    """Play the coup until it is over, settling every player, or a choice is owed."""
+    table = load_table(unit, coup.table_id)
+    rules = rules_of(coup.variant)
+    playing = rules.choosers(coup.bets, table.play_order())
+    coup.deal(rules, playing, set(table.leaving), _deadline(settings, now))
+    _settle_if_over(unit, coup, table)
+
+
+def choose(
+    unit: Unit,
+    settings: TableSettings,
+    coup: Coup,
+    player_id: str,
+    action: str,
+    now: datetime.datetime,
+) -> None:
+    table = load_table(unit, coup.table_id)
+    rules, absent = rules_of(coup.variant), set(table.leaving)
+    coup.choose(rules, player_id, action, absent, _deadline(settings, now))
+    _settle_if_over(unit, coup, table)
+
+
+def choose_when_due(
+    unit: Unit, settings: TableSettings, coup: Coup, now: datetime.datetime
+) -> bool:
+    """Make the choice owed by the system if its deadline has passed, or its
+    participant is away (rules.md 2.3, 4); says whether one was made."""
+    table = load_table(unit, coup.table_id)
+    pending, absent = coup.pending, set(table.leaving)
+    if pending is None:
+        return False
+    overdue = datetime.datetime.fromisoformat(pending["deadline"]) <= now
+    if not overdue and pending["player_id"] not in absent:
+        return False
+    coup.choose_for_the_absent(rules_of(coup.variant), absent, _deadline(settings, now))
+    _settle_if_over(unit, coup, table)
+    return True
+
+
+def end_idle(unit: Unit, coup: Coup, idle_since: datetime.datetime) -> bool:
+    """Void a coup never dealt that has seen no action since `idle_since`, returning
+    every stake (rules.md 4). A coup in play waits on its choices' deadlines instead."""
+    if coup.status != OPEN or coup.modified_on > idle_since:
+        return False
+    coup.void("no action before the idle timeout")
+    for player_id in coup.bets:
+        load_wallet(unit, player_id, coup.mode).release(coup.round_id)
+    _end_coup(unit, coup, load_table(unit, coup.table_id))
+    return True
+
+
+def disconnect(
+    unit: Unit, settings: TableSettings, player: Player, now: datetime.datetime
+) -> list[dict[str, str]]:
+    """At each table the player sits at: their bets stand and the coup goes on; the
+    seat frees when it ends (at once without one); a choice they owe is made by the
+    system at once (rules.md 4). Returns the coups affected."""
+    affected = []
+    for table_id in list(player.table_seats):
+        table = load_table(unit, table_id)
+        leave(unit, table, player.player_id, "disconnected")
+        if table.round_id is None:
+            continue
+        coup = load_coup(unit, table.round_id)
+        choose_when_due(unit, settings, coup, now)
+        affected.append({"round_id": coup.round_id, "effect": "bets stand; the coup goes on"})
+    return affected
+
+
+def reconnect(unit: Unit, player: Player) -> None:
+    """Back before the coup ends: the seat is kept."""
+    for table_id in player.table_seats:
+        load_table(unit, table_id).stay(player.player_id)
+
+
+def _settle_if_over(unit: Unit, coup: Coup, table: Table) -> None:
+    """House-banked: each player's result posts against casino:bank, and each gains a
+    dealer point per dollar staked; then the table moves on."""
+    if coup.status != SETTLED_STATUS:
+        return
+    nets = coup.nets()
+    for player_id in sorted(coup.bets):
+        wallet = load_wallet(unit, player_id, coup.mode)
+        wallet.settle(coup.round_id, nets[player_id], CASINO_BANK)
+        points = points_for_stake(coup.stake_of(player_id))
+        wallet.change_points(points, "player", coup.round_id, "baccarat stake")
+    _end_coup(unit, coup, table)
+
+
+def _end_coup(unit: Unit, coup: Coup, table: Table) -> None:
+    for player_id in table.end_coup(coup.round_id):
+        load_player(unit, player_id).give_up_seat(table.table_id)
+
+
+def _holds_stakes(unit: Unit, table: Table, player_id: str) -> bool:
+    if table.round_id is None:
+        return False
+    return load_coup(unit, table.round_id).stake_of(player_id) > 0
+
+
+def _deadline(settings: TableSettings, now: datetime.datetime) -> str:
+    return (now + datetime.timedelta(seconds=settings.decision_seconds)).isoformat()
+
+
+def _check_limits(game: TableGame, bet_min: int, bet_max: int) -> None:
+    """A table's limits are whole dollars within the game's own, minimum first."""
+    within = game.bet_min_cents <= bet_min <= bet_max <= game.bet_max_cents
+    if not within or bet_min % CENTS_PER_DOLLAR or bet_max % CENTS_PER_DOLLAR:
+        raise InvalidLimits(
+            f"a {game.name} table's limits are whole dollars, minimum first, within "
+            f"{format_cents(game.bet_min_cents)}-{format_cents(game.bet_max_cents)}"
+        )

@@ -1,0 +1,90 @@
+"""How multi-player tables and their coups look in answers (api.md, Multi-player tables)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.money import format_cents
+from domain.rounds import secrets_revealed
+from domain.tables.coup import SETTLED_STATUS, Coup
+from domain.tables.table import Table, seat_order
+
+
+def table_view(table: Table, current_round: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "table_id": table.table_id,
+        "game": table.game,
+        "mode": table.mode,
+        "status": table.status,
+        "limits": {
+            "bet_min": format_cents(table.bet_min_cents),
+            "bet_max": format_cents(table.bet_max_cents),
+            "bank_min": format_cents(table.bank_min_cents) if table.bank_max_cents else None,
+            "bank_max": format_cents(table.bank_max_cents) if table.bank_max_cents else None,
+        },
+        "seats": [
+            {"seat": seat, "player_id": player_id, "leaving": player_id in table.leaving}
+            for seat, player_id in sorted(table.seats.items(), key=lambda item: seat_order(item[0]))
+        ],
+        "banker": None,
+        "bank_offered_to": None,
+        "round_id": table.round_id,
+        "current_round": current_round,
+        "coups_played": table.coups_played,
+    }
+
+
+def coup_view(coup: Coup) -> dict[str, Any]:
+    settled = coup.status == SETTLED_STATUS
+    nets = coup.nets()
+    return {
+        "round_id": coup.round_id,
+        "game": "baccarat",
+        "variant": coup.variant,
+        "status": coup.status,
+        "mode": coup.mode,
+        "table_id": coup.table_id,
+        "seed_commitment": coup.seed_commitment,
+        "seed": coup.seed if secrets_revealed(coup.status) else None,
+        "shuffle_algorithm": coup.shuffle_algorithm,
+        "decks": coup.decks,
+        "tie_pays": coup.tie_pays,
+        "limits": {
+            "min": format_cents(coup.bet_min_cents),
+            "max": format_cents(coup.bet_max_cents),
+            "per": "player",
+        },
+        "bets": [
+            {"player_id": player_id, "spot": spot, "amount": format_cents(cents)}
+            for player_id, spots in sorted(coup.bets.items())
+            for spot, cents in sorted(spots.items())
+        ],
+        "total_stake": format_cents(coup.total_stake_cents),
+        "hands": {
+            hand: {"cards": list(cards), "total": coup.totals().get(hand)}
+            for hand, cards in coup.hands.items()
+        },
+        "playing": dict(coup.playing),
+        "next": _next(coup),
+        "decisions": [dict(decision) for decision in coup.decisions],
+        "outcome": coup.outcome,
+        "payouts": [
+            {
+                "player_id": p["player_id"],
+                "spot": p["spot"],
+                "stake": format_cents(p["stake_cents"]),
+                "net": format_cents(p["net_cents"]),
+            }
+            for p in coup.payouts
+        ],
+        "net": {who: format_cents(cents) for who, cents in nets.items()} if settled else None,
+        "casino_net": format_cents(-sum(nets.values())) if settled else None,
+        "void_reason": coup.void_reason,
+    }
+
+
+def _next(coup: Coup) -> dict[str, Any] | None:
+    pending = coup.pending
+    if pending is None:
+        return None
+    return {key: pending[key] for key in ("player_id", "hand", "actions", "deadline")}
