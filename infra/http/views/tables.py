@@ -28,7 +28,6 @@ def table_view(table: Table, current_round: dict[str, Any] | None) -> dict[str, 
         ],
         "banker": None,
         "bank_offered_to": None,
-        "round_id": table.round_id,
         "current_round": current_round,
         "coups_played": table.coups_played,
     }

@@ -53,7 +53,8 @@ def ledger_entry_view(entry: dict[str, Any]) -> dict[str, Any]:
 def history_entry_view(
     result: dict[str, Any], round_: dict[str, Any], player_id: str
 ) -> dict[str, Any]:
-    """One settled round of a player's history: their result beside the whole round."""
+    """One settled round of a player's history: their result and their own bets (at a
+    table, among many players') beside the whole round."""
     return {
         "round_id": result["round_id"],
         "started_at": result["started_at"],
@@ -63,5 +64,6 @@ def history_entry_view(
         "commission": format_cents(result["commission_cents"]),
         "balance_before": format_cents(result["balance_before_cents"]),
         "balance_after": format_cents(result["balance_after_cents"]),
+        "bets": [bet for bet in round_["bets"] if bet.get("player_id", player_id) == player_id],
         "round": round_,
     }

@@ -3,7 +3,8 @@ loses no acknowledged command and leaves no half-applied one.
 
 The server runs as a real process of its own on one store (a SQLite file, or a fresh
 PostgreSQL schema), driven by concurrent clients - house baccarat, P2P baccarat,
-blackjack, deposits and withdrawals, every request with an Idempotency-Key - and is
+blackjack, coups at an American table, deposits and withdrawals, every request with an
+Idempotency-Key - and is
 killed with SIGKILL at a random moment while they are in flight, then restarted on the
 same store. After each restart:
 
@@ -361,6 +362,28 @@ def blackjack(call: Caller, rng: random.Random, name: str, mode: str) -> None:
             round_ = call.command("POST", f"/v1/rounds/{round_id}/actions", body)
 
 
+def table_coups(call: Caller, rng: random.Random, name: str, mode: str) -> None:
+    """Three players at an American table: coups with bets on every spot, a few left
+    undealt (the idle timeout voids them), some bets taken back."""
+    players = [f"{name}-t{seat}" for seat in (1, 2, 3)]
+    table_id = call.command("POST", "/v1/tables", {"game": "punto_banco", "mode": mode})["table_id"]
+    for seat, player in enumerate(players, start=1):
+        call.command("POST", "/v1/players", {"player_id": player, "display_name": player})
+        call.command("POST", f"/v1/players/{player}/deposits", {"mode": mode, "amount": "5000.00"})
+        call.command(
+            "POST", f"/v1/tables/{table_id}/seats", {"player_id": player, "seat": str(seat)}
+        )
+    while True:
+        round_id = call.command("POST", f"/v1/tables/{table_id}/coups")["round_id"]
+        for player in rng.sample(players, rng.randint(1, 3)):
+            for spot in rng.sample(["player", "banker", "tie"], rng.randint(1, 2)):
+                body = {"player_id": player, "spot": spot, "amount": f"{rng.randint(1, 30)}.00"}
+                call.command("POST", f"/v1/rounds/{round_id}/bets", body)
+        if rng.random() < 0.08:
+            return  # left undealt, stakes held: the idle timeout voids it later
+        call.command("POST", f"/v1/rounds/{round_id}/deal")
+
+
 def choose(rng: random.Random, round_: dict[str, Any], turn: dict[str, Any]) -> str:
     actions = turn["actions"]
     if "no_insurance" in actions:
@@ -382,6 +405,7 @@ CLIENTS: list[Client] = [
     lambda call, rng, name: p2p_baccarat(call, rng, name, "play", "II"),
     lambda call, rng, name: blackjack(call, rng, name, "real"),
     lambda call, rng, name: blackjack(call, rng, name, "play"),
+    lambda call, rng, name: table_coups(call, rng, name, "real"),
 ]
 
 
@@ -594,6 +618,9 @@ class Expected:
             accounts["cashier", mode] -= amount
             ledger[player, mode]["movement", transaction_id] += 1
         for round_id, round_ in rounds.items():
+            if round_["variant"] == "punto_banco":
+                _coup_books(round_id, round_, balances, held, accounts, ledger)
+                continue
             mode, p2p = round_["mode"], round_["variant"] == "p2p"
             roles = {"player": round_["player_id"]}
             if p2p:
@@ -614,6 +641,26 @@ class Expected:
         for (player, mode), balance in balances.items():
             accounts[f"player:{player}", mode] += balance
         return cls(balances, held, accounts, ledger)
+
+
+def _coup_books(
+    round_id: str,
+    coup: dict[str, Any],
+    balances: collections.Counter[tuple[str, str]],
+    held: collections.Counter[tuple[str, str]],
+    accounts: collections.Counter[tuple[str, str]],
+    ledger: dict[tuple[str, str], collections.Counter[tuple[str, str]]],
+) -> None:
+    """A coup at a table: each player's result against the bank, or their stakes held."""
+    mode = coup["mode"]
+    if coup["status"] == "settled":
+        for player, net in coup["net"].items():
+            balances[player, mode] += cents(net)
+            ledger[player, mode]["round_result", round_id] += 1
+        accounts["casino:bank", mode] += cents(coup["casino_net"])
+    elif coup["status"] not in OVER:
+        for bet in coup["bets"]:
+            held[bet["player_id"], mode] += cents(bet["amount"])
 
 
 @contextlib.contextmanager
