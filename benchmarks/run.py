@@ -10,6 +10,7 @@ from benchmarks import (
     bench_blackjack_sim,
     bench_projections,
     bench_rounds,
+    bench_tables,
     bench_wallets,
 )
 
@@ -25,6 +26,10 @@ def main() -> None:
     section("wallets: deposits through the application vs raw PostgreSQL", bench_wallets.run())
     section("baccarat: pure engine and exact odds", bench_baccarat_engine.run())
     section("baccarat rounds: house and P2P, application and HTTP", bench_rounds.run())
+    section(
+        "American tables: fourteen-player coups beside single-player house rounds",
+        bench_tables.run(),
+    )
     section(
         "blackjack rounds: through the application on both stores", bench_blackjack_rounds.run()
     )

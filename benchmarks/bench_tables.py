@@ -1,0 +1,106 @@
+"""Fourteen-player coups at an American table, settled per second through the
+application on both stores, beside single-player house rounds in the same run, and
+what one coup's deal writes (events, and the saves they go in)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from typing import Any
+
+import psycopg
+
+from benchmarks.bench_rounds import (
+    POSTGRES_URL,
+    house_rounds_per_second,
+    postgres_opener,
+    sqlite_opener,
+)
+from domain.tables.coup import Coup
+from domain.tables.table import Table
+from infra.logs import configure_logging
+from infra.store.store import Store
+
+COUPS = int(os.environ.get("BENCH_COUPS", "100"))
+PLAYERS = [f"p{seat:02d}" for seat in range(1, 15)]
+SEATS = [str(seat) for seat in range(1, 16) if seat != 13]
+
+
+class Saves:
+    """Counts the recorder's saves and the events in each."""
+
+    def __init__(self, store: Store) -> None:
+        self.sizes: list[int] = []
+        recorder: Any = store.app.recorder
+        insert = recorder.insert_events
+
+        def counted(events: Any, **kwargs: Any) -> Any:
+            self.sizes.append(len(events))
+            return insert(events, **kwargs)
+
+        recorder.insert_events = counted
+
+
+def full_table(store: Store) -> str:
+    app = store.app
+    table = app.open_table("punto_banco", "real").result
+    assert isinstance(table, Table)
+    for player_id, seat in zip(PLAYERS, SEATS, strict=True):
+        app.register_player(player_id, player_id)
+        app.deposit(player_id, "real", 10_000_000_00)
+        app.sit_at_table(table.table_id, player_id, seat)
+    return table.table_id
+
+
+def one_coup(store: Store, table_id: str) -> str:
+    app = store.app
+    coup = app.open_coup(table_id).result
+    assert isinstance(coup, Coup)
+    for player_id in PLAYERS:
+        for spot in ("player", "banker", "tie"):
+            app.place_bet(coup.round_id, spot, 1000, player_id=player_id)
+    return coup.round_id
+
+
+def coups_per_second(store: Store) -> tuple[float, float, int, int]:
+    """(coups dealt/s, whole coups/s with their 42 bets, events in a deal's save,
+    saves per deal)."""
+    table_id = full_table(store)
+    dealing, started = 0.0, time.perf_counter()
+    for _ in range(COUPS):
+        round_id = one_coup(store, table_id)
+        dealt = time.perf_counter()
+        store.app.deal(round_id)
+        dealing += time.perf_counter() - dealt
+    whole = COUPS / (time.perf_counter() - started)
+    round_id = one_coup(store, table_id)
+    saves = Saves(store)
+    store.app.deal(round_id)
+    return COUPS / dealing, whole, saves.sizes[-1], len(saves.sizes)
+
+
+def run() -> dict[str, float]:
+    configure_logging("warning")
+    figures: dict[str, float] = {}
+    schemas: list[str] = []
+    with tempfile.TemporaryDirectory() as directory:
+        openers = {"sqlite": sqlite_opener(directory), "postgres": postgres_opener(schemas)}
+        for backend, opener in openers.items():
+            store = opener()
+            try:
+                house = house_rounds_per_second(store)
+                deals, whole, events, saves = coups_per_second(store)
+            finally:
+                store.close()
+            figures[f"{backend}_house_rounds_per_s"] = house
+            figures[f"{backend}_14_player_coup_deals_per_s"] = deals
+            figures[f"{backend}_14_player_coups_with_42_bets_per_s"] = whole
+            figures[f"{backend}_deal_cost_in_house_rounds"] = house / deals
+            figures[f"{backend}_whole_coup_cost_in_house_rounds"] = house / whole
+            figures[f"{backend}_events_in_a_deals_save"] = events
+            figures[f"{backend}_saves_per_deal"] = saves
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+        for schema in schemas:
+            connection.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")  # type: ignore[arg-type]
+    return figures
