@@ -19,6 +19,7 @@ from projections import (
     interrupted_rounds,
     ledger,
     open_rounds,
+    round_index,
     round_trail,
 )
 from projections.base import Cursor, Database, View
@@ -27,7 +28,8 @@ from projections.base import Cursor, Database, View
 # changes what it holds, so a store made before is rebuilt on opening (`start`).
 # @3: old events read through their upcasts (a blackjack round's ruleset, a receipt's
 # body), so the audit trail of an old round shows them as a rebuild would.
-NAME = "read_models@3"
+# @4: the round index (every round with its players and roles).
+NAME = "read_models@4"
 BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (
@@ -44,6 +46,7 @@ READ_MODELS = (
     round_trail,
     open_rounds,
     interrupted_rounds,
+    round_index,
 )
 # The tables a rebuild empties, each with its primary key.
 TABLES: dict[str, tuple[str, ...]] = {
@@ -153,6 +156,7 @@ class Projector:
             round_trail.RoundTrail(),
             open_rounds.OpenRounds(),
             interrupted_rounds.InterruptedRounds(),
+            round_index.RoundIndex(),
         ]
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
