@@ -296,7 +296,13 @@ def _scenarios(casino: Casino) -> list[dict[str, Any]]:
         {
             "name": "index-of-a-players-rounds",
             "path": "/audit/rounds?player_id=pat#key=dev-auditor",
-            "extract": {"rows": "#rounds tbody tr", "links": "#rounds tbody a"},
+            "extract": {
+                "rows": "#rounds tbody tr",
+                "links": "#rounds tbody a",
+                "message": "#message",
+                "content": "#content",
+                "next": "#next-page",
+            },
             "follow": "#rounds tbody a",
             "follow_extract": {"verdict": "#verdict", **hands},
         },
@@ -498,6 +504,9 @@ def test_the_index_lists_a_players_rounds_and_links_to_each(
     result = _page(seen, "index-of-a-players-rounds")
     assert result["state"] == "done"
     assert result["texts"]["links"] == [casino.p2p]
+    assert result["texts"]["message"] == ["1 round shown."]
+    assert result["texts"]["next"] == []
+    assert "null" not in result["texts"]["content"][0]
     assert result["texts"]["rows"][0].split("\t")[1:6] == [
         "baccarat",
         "p2p",

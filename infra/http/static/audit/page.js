@@ -97,9 +97,11 @@ async function showIndex(key) {
   const answer = await getJSON(`/v1/rounds?${query}`, key);
   const content = $('content');
   clear(content);
-  content.append(h('p', { id: 'provenance' }, provenance()), roundsTable(answer), nextPage(filters, answer));
+  const next = nextPage(filters, answer);
+  content.append(h('p', { id: 'provenance' }, provenance()), roundsTable(answer), ...(next ? [next] : []));
   content.hidden = false;
-  say(`${answer.rounds.length} rounds shown.`);
+  const count = answer.rounds.length;
+  say(`${count} ${count === 1 ? 'round' : 'rounds'} shown${next ? ', more on the next page' : ''}.`);
 }
 
 function start() {
