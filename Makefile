@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The browser tests (tests/browser): playwright-core from npm drives Debian's chromium.
+BROWSER_STAMP := tests/browser/node_modules/.installed
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test lint typecheck pytest bench clean
+.PHONY: run test lint typecheck pytest browser-deps bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,11 +27,23 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) browser-deps
 	$(BIN)/pytest
+
+browser-deps: $(BROWSER_STAMP) $(CHROMIUM)  ## What the auditor's page tests need.
+
+$(BROWSER_STAMP): tests/browser/package.json tests/browser/package-lock.json
+	npm ci --prefix tests/browser --ignore-scripts --no-audit --no-fund
+	touch $@
+
+# Debian's own build; no browser is ever downloaded by a test tool.
+$(CHROMIUM):
+	if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+	$$sudo apt-get update -qq && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
 bench: $(STAMP)  ## Print throughput figures on both stores (PostgreSQL must be up).
 	$(BIN)/python -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis tests/browser/node_modules

@@ -20,6 +20,7 @@ from projections import (
     ledger,
     open_rounds,
     pending_choices,
+    round_index,
     round_trail,
 )
 from projections.base import Cursor, Database, View
@@ -29,7 +30,8 @@ from projections.base import Cursor, Database, View
 # @3: old events read through their upcasts (a blackjack round's ruleset, a receipt's
 # body), so the audit trail of an old round shows them as a rebuild would.
 # @4: coups at multi-player tables: who plays in them, and the choices they owe.
-NAME = "read_models@4"
+# @5: the round index (every round with its players and roles).
+NAME = "read_models@5"
 BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (
@@ -47,6 +49,7 @@ READ_MODELS = (
     open_rounds,
     interrupted_rounds,
     pending_choices,
+    round_index,
 )
 # The tables a rebuild empties, each with its primary key.
 TABLES: dict[str, tuple[str, ...]] = {
@@ -157,6 +160,7 @@ class Projector:
             open_rounds.OpenRounds(),
             interrupted_rounds.InterruptedRounds(),
             pending_choices.PendingChoices(),
+            round_index.RoundIndex(),
         ]
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:

@@ -17,7 +17,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from domain.errors import DomainError
 from infra.config import Settings
 from infra.http.problems import Problem, from_domain, from_problem, problem_response
-from infra.http.routes import health, p2p, players, reports, rounds, tables
+from infra.http.routes import (
+    audit_pages,
+    health,
+    p2p,
+    players,
+    reports,
+    round_index,
+    rounds,
+    tables,
+)
 from infra.logs import get_logger
 from infra.store.store import Store
 from infra.workers import (
@@ -67,6 +76,8 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.include_router(tables.router)
     api.include_router(reports.router)
     api.include_router(health.router)
+    api.include_router(round_index.router)
+    api.include_router(audit_pages.router)
     _add_error_handlers(api)
     # The last added runs outermost: every request is logged, refused ones included.
     api.add_middleware(BodySizeLimit, limit=BODY_BYTES_MAX)
