@@ -26,6 +26,7 @@ from domain.blackjack.hands import parse_box
 from domain.blackjack.interruptions import interrupt_rounds_in_play, resume_interrupted_rounds
 from domain.blackjack.round import BlackjackRound, load_blackjack_round
 from domain.errors import (
+    BancoRefused,
     HistoryUnavailable,
     IllegalAction,
     InvalidPlayerId,
@@ -38,6 +39,7 @@ from domain.player import Player, load_player
 from domain.rounds import check_certification, load_round
 from domain.seam import CommandSeam, Sleep, command
 from domain.settings import GameSettings
+from domain.tables import bank_steps
 from domain.tables import steps as tables
 from domain.tables.coup import Coup, load_coup
 from domain.tables.table import Table, load_table
@@ -280,13 +282,18 @@ class CasinoApplication(CommandSeam):
         round_ = load_blackjack_round(unit, round_id)
         return round_ if blackjack.finish_abandoned(unit, round_, interrupted_before) else None
 
-    # Multi-player tables (rules.md 2.2).
+    # Multi-player tables (rules.md 2.2-2.4).
 
     @command
     def open_table(
-        self, unit: Unit, game: str, mode: str, bet_limits: tuple[int, int] | None = None
+        self,
+        unit: Unit,
+        game: str,
+        mode: str,
+        bet_limits: tuple[int, int] | None = None,
+        bank_limits: tuple[int, int] | None = None,
     ) -> Table:
-        return tables.open_table(unit, self.games.tables, game, mode, bet_limits)
+        return tables.open_table(unit, self.games.tables, game, mode, bet_limits, bank_limits)
 
     @command
     def sit_at_table(self, unit: Unit, table_id: str, player_id: str, seat: str) -> Table:
@@ -295,6 +302,28 @@ class CasinoApplication(CommandSeam):
     @command
     def leave_seat(self, unit: Unit, table_id: str, player_id: str) -> Table:
         return tables.leave(unit, load_table(unit, table_id), player_id)
+
+    @command
+    def put_up_bank(self, unit: Unit, table_id: str, player_id: str, amount_cents: int) -> Table:
+        """Put up (or top up) the bank at a player-banked table (rules.md 2.3, 2.4)."""
+        return bank_steps.put_up(unit, load_table(unit, table_id), player_id, amount_cents)
+
+    @command
+    def decline_bank(self, unit: Unit, table_id: str, player_id: str) -> Table:
+        return bank_steps.decline(load_table(unit, table_id), player_id)
+
+    @command
+    def withdraw_bank(self, unit: Unit, table_id: str, player_id: str) -> Table:
+        return bank_steps.withdraw(unit, load_table(unit, table_id), player_id)
+
+    @command
+    def call_banco(self, unit: Unit, round_id: str, player_id: str) -> Coup:
+        """The caller covers the whole bank alone; every other bet goes back."""
+        round_ = _round(unit, round_id)
+        if not isinstance(round_, Coup) or round_.banker_id is None:
+            raise BancoRefused(f"round {round_id} has no player's bank to call banco against")
+        bank_steps.call_banco(unit, load_table(unit, round_.table_id), round_, player_id)
+        return round_
 
     @command
     def open_coup(self, unit: Unit, table_id: str, shoe_prefix: list[str] | None = None) -> Coup:

@@ -222,3 +222,41 @@ class NotYourDecision(DomainError):
 
 class InvalidLimits(DomainError):
     code = "invalid_limits"
+
+
+# Player-banked tables (rules.md 2.3, 2.4).
+
+
+class NoBank(DomainError):
+    code = "no_bank"
+    kind = "conflict"
+
+
+class NotOfferedTheBank(DomainError):
+    code = "not_offered_the_bank"
+    kind = "conflict"
+
+
+class BankOutOfLimits(DomainError):
+    code = "bank_out_of_limits"
+    kind = "conflict"
+
+
+class BankerCannotBet(DomainError):
+    code = "banker_cannot_bet"
+    kind = "conflict"
+
+
+class BankCovered(DomainError):
+    code = "bank_covered"
+    kind = "conflict"
+
+
+class BancoRefused(DomainError):
+    code = "banco_refused"
+    kind = "conflict"
+
+
+class NotTheBanker(DomainError):
+    code = "not_the_banker"
+    kind = "conflict"

@@ -98,7 +98,12 @@ class TableGame:
 
 
 def _default_table_games() -> dict[str, TableGame]:
-    return {"punto_banco": TableGame("punto_banco", 8, 8, 100, 100_000)}
+    return {
+        "punto_banco": TableGame("punto_banco", 8, 8, 100, 100_000),
+        # A bet is at least $1 and never more than the bank (rules.md 2.3, 2.4).
+        "chemin_de_fer": TableGame("chemin_de_fer", 6, 0, 100, 1_000_000, 2_000, 1_000_000, 500),
+        "en_banque": TableGame("en_banque", 3, 0, 100, 5_000_000, 10_000, 5_000_000, 500),
+    }
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ HOLD_RELEASED = "casino:Wallet.HoldReleased"
 ROUND_SETTLED = "casino:Wallet.RoundSettled"
 COMMISSION_CHARGED = "casino:Wallet.CommissionCharged"
 POINTS_CHANGED = "casino:Wallet.PointsChanged"
+BANK_HELD = "casino:Wallet.BankHeld"
+BANK_RELEASED = "casino:Wallet.BankReleased"
 POINTS_CHANGE_MAX = 1_000_000_000  # One operator adjustment, either way.
 REASON_LENGTH_MAX = 500
 Postings = list[list[Any]]  # [[account: str, cents: int], ...]; lists survive JSON, tuples do not
@@ -91,6 +93,22 @@ class Wallet(Aggregate):
         _check_positive(amount_cents)
         self._check_available(amount_cents, "hold")
         self._funds_held(round_id, amount_cents)
+
+    def bank_at(self, table_id: str) -> int:
+        """The bank this wallet holds at a player-banked table (rules.md 2.3, 2.4)."""
+        return self.holds.get(bank_key(table_id), 0)
+
+    def hold_bank(self, table_id: str, round_id: str | None, amount_cents: int) -> None:
+        """Put up (or add to) a bank: held like a stake, until the bank is released.
+        `round_id` names the coup whose winnings grow it, if one does."""
+        _check_positive(amount_cents)
+        self._check_available(amount_cents, "put up as the bank")
+        self._bank_held(table_id, round_id, amount_cents)
+
+    def release_bank(self, table_id: str, round_id: str | None, amount_cents: int) -> None:
+        """Give part or all of a bank back: what a lost coup took, or the bank withdrawn."""
+        assert 0 < amount_cents <= self.bank_at(table_id), (amount_cents, self.bank_at(table_id))
+        self._bank_released(table_id, round_id, amount_cents)
 
     def release(self, round_id: str, amount_cents: int | None = None) -> None:
         """Give back part (or, with no amount, all) of a round's hold."""
@@ -165,6 +183,20 @@ class Wallet(Aggregate):
         else:
             del self.holds[round_id]
 
+    @event("BankHeld", topic=BANK_HELD)
+    def _bank_held(self, table_id: str, round_id: str | None, amount_cents: int) -> None:
+        key = bank_key(table_id)
+        self.holds[key] = self.holds.get(key, 0) + amount_cents
+
+    @event("BankReleased", topic=BANK_RELEASED)
+    def _bank_released(self, table_id: str, round_id: str | None, amount_cents: int) -> None:
+        key = bank_key(table_id)
+        remaining = self.holds[key] - amount_cents
+        if remaining:
+            self.holds[key] = remaining
+        else:
+            del self.holds[key]
+
     @event("RoundSettled", topic=ROUND_SETTLED)
     def _settled(
         self,
@@ -214,6 +246,11 @@ class Wallet(Aggregate):
         if round_id not in self.holds:
             raise UnknownHold(f"no funds are held for round {round_id}")
         return self.holds[round_id]
+
+
+def bank_key(table_id: str) -> str:
+    """A bank is held under its table, beside the holds of rounds (kept by round id)."""
+    return f"bank:{table_id}"
 
 
 @dataclass(frozen=True)

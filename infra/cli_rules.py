@@ -17,6 +17,7 @@ import typer
 from domain.baccarat.odds import BaccaratOdds, exact_odds
 from domain.baccarat.rules import TIE_PAYS_MAX, VARIANTS, play_coup
 from domain.cards import CARDS_PER_DECK, DECKS_MAX, parse_cards
+from domain.tables.odds import chemin_de_fer_odds
 
 # Limits on bulk input: no real coup needs more cards than the largest shoe.
 CARDS_PER_REQUEST_MAX = CARDS_PER_DECK * DECKS_MAX
@@ -168,6 +169,35 @@ def odds_to_dict(odds: BaccaratOdds) -> dict[str, object]:
             "tie": _decimal(odds.house_edge_tie),
         },
     }
+
+
+@rules_app.command("chemin-de-fer")
+def chemin_de_fer(
+    odds: Annotated[
+        bool, typer.Option("--odds", help="Print exact odds and edges by full enumeration.")
+    ] = False,
+    decks: Annotated[int, typer.Option(min=1, max=DECKS_MAX, help="Decks in the shoe.")] = 6,
+    commission_basis_points: Annotated[
+        int, typer.Option(min=0, max=5000, help="The casino's rate on the banker's winnings.")
+    ] = 500,
+) -> None:
+    """Chemin de fer's exact odds with the system's default choices (rules.md 2.3): the
+    punters' edge, and the banker's before and after the commission."""
+    if not odds:
+        raise typer.BadParameter("give --odds", param_hint="--odds")
+    found = chemin_de_fer_odds(decks, commission_basis_points)
+    answer = {
+        "punto": _decimal(found.punto),
+        "banker": _decimal(found.banker),
+        "tie": _decimal(found.tie),
+        "punters_edge": _decimal(found.punters_edge),
+        "banker_edge": {
+            "before_commission": _decimal(found.banker_edge_before_commission),
+            "after_commission": _decimal(found.banker_edge_after_commission),
+        },
+        "commission_per_unit_covered": _decimal(found.commission_per_unit),
+    }
+    sys.stdout.write(_encode(answer) + "\n")
 
 
 def _decimal(value: Fraction) -> float:

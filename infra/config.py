@@ -62,8 +62,22 @@ class Settings(BaseSettings):
     p2p_table_types: str = ""
     blackjack_decks: int = Field(default=2, ge=2, le=8)
     blackjack_halls: str = ""
+    chemin_de_fer_decks: int = Field(default=6, ge=1, le=8)
+    chemin_de_fer_bank_min: str = "20.00"
+    chemin_de_fer_bank_max: str = "10000.00"
+    en_banque_decks: int = Field(default=3, ge=2, le=4)
+    en_banque_bank_min: str = "100.00"
+    en_banque_bank_max: str = "50000.00"
+    table_commission_basis_points: int = Field(default=500, ge=0, le=5000)
 
-    @field_validator("house_stake_min", "house_stake_max")
+    @field_validator(
+        "house_stake_min",
+        "house_stake_max",
+        "chemin_de_fer_bank_min",
+        "chemin_de_fer_bank_max",
+        "en_banque_bank_min",
+        "en_banque_bank_max",
+    )
     @classmethod
     def _whole_dollars(cls, text: str) -> str:
         _whole_dollar_cents(text)
@@ -103,11 +117,23 @@ class Settings(BaseSettings):
             "punto_banco", house.decks, house.tie_pays, house.stake_min_cents, house.stake_max_cents
         )
         tables = TableSettings(
-            games={punto_banco.name: punto_banco}, decision_seconds=self.decision_seconds
+            games={
+                punto_banco.name: punto_banco,
+                "chemin_de_fer": self._banked("chemin_de_fer", self.chemin_de_fer_decks),
+                "en_banque": self._banked("en_banque", self.en_banque_decks),
+            },
+            decision_seconds=self.decision_seconds,
         )
         return GameSettings(
             house=house, p2p=p2p, blackjack=blackjack, tables=tables, test_mode=self.test_mode
         )
+
+    def _banked(self, game: str, decks: int) -> TableGame:
+        """A player-banked game: bets from $1 to the bank, within its bank limits."""
+        low = _whole_dollar_cents(getattr(self, f"{game}_bank_min"))
+        high = _whole_dollar_cents(getattr(self, f"{game}_bank_max"))
+        rate = self.table_commission_basis_points
+        return TableGame(game, decks, 0, 100, high, low, high, rate)
 
     @field_validator("database_url")
     @classmethod

@@ -38,7 +38,12 @@ TABLES = {
     "wallet_balances": ("player_id", "mode"),
 }
 
-_HOLD_SIGNS = {wallet.FUNDS_HELD: 1, wallet.HOLD_RELEASED: -1}
+_HOLD_SIGNS = {
+    wallet.FUNDS_HELD: 1,
+    wallet.HOLD_RELEASED: -1,
+    wallet.BANK_HELD: 1,  # a player's bank at a table, held like a stake
+    wallet.BANK_RELEASED: -1,
+}
 
 
 OWNERS_KEPT_MAX = 100_000  # About 30 MB; past it the memory starts afresh.

@@ -46,7 +46,7 @@ COLUMNS = ("round_id", "position", "game", "variant", "mode", "table_id", "statu
            "started_at", "ended_at")  # fmt: skip
 STATUS, ENDED_AT = COLUMNS.index("status"), COLUMNS.index("ended_at")
 ROUNDS_MAX = 500
-PLAYER, DEALER = "player", "dealer"
+PLAYER, DEALER, BANKER = "player", "dealer", "banker"
 
 GAMES = {
     baccarat_round.OPENED: "baccarat",
@@ -115,6 +115,9 @@ class RoundIndex:
         dealer_id = getattr(event, "dealer_id", None)  # P2P baccarat only
         if dealer_id is not None:
             self.players.append((round_id, dealer_id, DEALER, position))
+        banker_id = getattr(event, "banker_id", None)  # a coup at a player-banked table
+        if banker_id is not None:
+            self.players.append((round_id, banker_id, BANKER, position))
 
     def flush(self, cursor: Cursor) -> None:
         insert_rows(cursor, "round_index", COLUMNS, list(self.opened.values()))

@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from domain import wallet as wallet_topics
-from domain.baccarat.rules import points_for_stake
+from domain.baccarat.rules import hand_total, points_for_stake
 from domain.rounds import WalletEntry, replay
 from domain.shoe import commitment
+from domain.tables import bank
 from domain.tables.coup import BY_SYSTEM, OPEN, SETTLED_STATUS, Coup
-from domain.tables.games import Choice, Draw, Over, rules_of
+from domain.tables.games import rules_of
+from domain.tables.tableau import Choice, Draw, Over
 
 CARD_TOPICS = ("casino:Coup.CardDealt", "casino:Coup.ThirdCardDrawn")
 STEPS_MAX = 32  # cards and choices of one coup, however it plays
@@ -58,10 +60,10 @@ def _check_play(name: str, coup: Coup) -> list[str]:
     hands: dict[str, list[str]] = {}
     for position, hand in enumerate(rules.deal_order):
         hands.setdefault(hand, []).append(shoe[position])
-    position, made = len(rules.deal_order), list(coup.decisions)
+    position, made, stakes = len(rules.deal_order), list(coup.decisions), coup.spot_stakes()
     choices: dict[str, str] = {}
     for _ in range(STEPS_MAX):
-        step = rules.tableau(hands, choices)
+        step = rules.tableau(hands, choices, stakes)
         if isinstance(step, Over):
             return _check_result(name, coup, hands, step)
         if isinstance(step, Draw):
@@ -94,8 +96,9 @@ def _check_result(name: str, coup: Coup, hands: dict[str, list[str]], over: Over
             f"{name}: recorded {coup.hands} ({coup.outcome}), the shoe gives {hands} "
             f"({over.outcome})"
         )
+    totals = {hand: hand_total(cards) for hand, cards in hands.items()}
     for payout in coup.payouts:
-        due = rules.bet_net(payout["spot"], payout["stake_cents"], over.outcome, coup.tie_pays)
+        due = rules.bet_net(payout["spot"], payout["stake_cents"], totals, coup.tie_pays)
         if due != payout["net_cents"]:
             problems.append(
                 f"{name}: {payout['player_id']}'s {payout['spot']} paid "
@@ -106,35 +109,77 @@ def _check_result(name: str, coup: Coup, hands: dict[str, list[str]], over: Over
             for spot, cents in spots.items()}  # fmt: skip
     if staked != bets:
         problems.append(f"{name}: the payouts cover {staked}, the bets were {bets}")
+    return problems + _check_bank(name, coup)
+
+
+def _check_bank(name: str, coup: Coup) -> list[str]:
+    """The commission on the banker's winnings, and the bank after the coup."""
+    if coup.banker_id is None:
+        return []
+    banker_net = coup.banker_net_cents()
+    due = bank.commission_cents(banker_net, coup.commission_basis_points)
+    problems = []
+    if coup.commission_cents != due:
+        problems.append(f"{name}: commission {coup.commission_cents}, due {due}")
+    if coup.bank_after_cents != coup.bank_cents + banker_net - due:
+        problems.append(
+            f"{name}: the bank went from {coup.bank_cents} to {coup.bank_after_cents}, "
+            f"the coup says {coup.bank_cents + banker_net - due}"
+        )
     return problems
 
 
 def _check_wallets(name: str, coup: Coup, entries: list[WalletEntry]) -> list[str]:
-    """What each player's wallet posted for the coup must be what the coup says."""
+    """What each player's wallet posted for the coup must be what the coup says: against
+    the house, each result and dealer points; against a player's bank, each result
+    (the banker's before the commission), the commission, and the bank's hold moving
+    as the bank did (or released whole, passed on)."""
     expected: dict[tuple[str, str], int] = {}
     for player_id, net in coup.nets().items():
         expected[(player_id, wallet_topics.ROUND_SETTLED)] = net
-        points = points_for_stake(coup.stake_of(player_id))
-        expected[(player_id, wallet_topics.POINTS_CHANGED)] = points
+        if coup.banker_id is None:
+            points = points_for_stake(coup.stake_of(player_id))
+            expected[(player_id, wallet_topics.POINTS_CHANGED)] = points
+    if coup.banker_id is not None:
+        expected[(coup.banker_id, wallet_topics.ROUND_SETTLED)] = coup.banker_net_cents()
+        if coup.commission_cents:
+            expected[(coup.banker_id, wallet_topics.COMMISSION_CHARGED)] = coup.commission_cents
+    problems = []
+    if coup.banker_id is not None:
+        moved = _bank_moved(coup, entries)
+        if moved not in (coup.bank_after_cents - coup.bank_cents, -coup.bank_cents):
+            problems.append(f"{name}: the bank's hold moved {moved}, the bank by "
+                            f"{coup.bank_after_cents - coup.bank_cents}")  # fmt: skip
     posted: dict[tuple[str, str], int] = {}
     for entry in entries:
         amount = _amount_of(entry)
         if amount is not None:
             key = (entry.player_id, entry.topic)
             posted[key] = posted.get(key, 0) + amount
-    return [
-        f"{name}: {who}'s wallet shows {topic.rsplit('.', 1)[-1]} {posted.get((who, topic))}, "
-        f"the coup says {amount}"
-        for (who, topic), amount in sorted(expected.items())
-        if posted.get((who, topic)) != amount
-    ] + [
-        f"{name}: {who}'s wallet posted {topic.rsplit('.', 1)[-1]} for a coup it has no bet in"
-        for (who, topic) in sorted(posted)
-        if (who, topic) not in expected
-    ]
+    return (
+        problems
+        + [
+            f"{name}: {who}'s wallet shows {topic.rsplit('.', 1)[-1]} {posted.get((who, topic))}, "
+            f"the coup says {amount}"
+            for (who, topic), amount in sorted(expected.items())
+            if posted.get((who, topic)) != amount
+        ]
+        + [
+            f"{name}: {who}'s wallet posted {topic.rsplit('.', 1)[-1]} for a coup it has no bet in"
+            for (who, topic) in sorted(posted)
+            if (who, topic) not in expected
+        ]
+    )
+
+
+def _bank_moved(coup: Coup, entries: list[WalletEntry]) -> int:
+    signs = {wallet_topics.BANK_HELD: 1, wallet_topics.BANK_RELEASED: -1}
+    return sum(signs[e.topic] * int(e.event.amount_cents) for e in entries if e.topic in signs)
 
 
 def _amount_of(entry: WalletEntry) -> int | None:
+    if entry.topic == wallet_topics.COMMISSION_CHARGED:
+        return int(entry.event.commission_cents)
     if entry.topic == wallet_topics.ROUND_SETTLED:
         return int(entry.event.net_cents)
     if entry.topic == wallet_topics.POINTS_CHANGED:

@@ -16,8 +16,6 @@ from eventsourcing.domain import Aggregate, event
 
 from domain.baccarat.rules import check_chips, chips_for, hand_total
 from domain.errors import (
-    AboveTableMaximum,
-    BelowTableMinimum,
     IllegalAction,
     NoBets,
     NoStakeOnSpot,
@@ -25,10 +23,10 @@ from domain.errors import (
     RoundNotOpen,
     UnknownRound,
 )
-from domain.money import format_cents
 from domain.rounds import CommittedRound, load_round
 from domain.shoe import SHUFFLE_ALGORITHM, commitment
-from domain.tables.games import Choice, Draw, Over, TableGameRules
+from domain.tables import bank
+from domain.tables.tableau import Choice, Draw, Over, TableGameRules, check_player_total
 from domain.unit import Unit
 
 # Stable event topics: stored with every event, so they never change.
@@ -57,6 +55,9 @@ class Coup(CommittedRound, Aggregate):
         tie_pays: int
         bet_min_cents: int
         bet_max_cents: int
+        banker_id: str | None
+        bank_cents: int
+        commission_basis_points: int
         seed: str
         seed_commitment: str
         shoe_prefix: list[str]
@@ -72,6 +73,9 @@ class Coup(CommittedRound, Aggregate):
         tie_pays: int,
         bet_min_cents: int,
         bet_max_cents: int,
+        banker_id: str | None,
+        bank_cents: int,
+        commission_basis_points: int,
         seed: str,
         seed_commitment: str,
         shoe_prefix: list[str],
@@ -81,6 +85,9 @@ class Coup(CommittedRound, Aggregate):
         self.table_id, self.variant, self.mode = table_id, variant, mode
         self.decks, self.tie_pays = decks, tie_pays
         self.bet_min_cents, self.bet_max_cents = bet_min_cents, bet_max_cents
+        # A player-banked coup: whose bank is at stake, whole, and the casino's rate on it.
+        self.banker_id, self.bank_cents = banker_id, bank_cents
+        self.commission_basis_points = commission_basis_points
         self.seed, self.seed_commitment = seed, seed_commitment
         self.shoe_prefix, self.shuffle_algorithm = shoe_prefix, shuffle_algorithm
         self.status = OPEN
@@ -91,6 +98,9 @@ class Coup(CommittedRound, Aggregate):
         self.decisions: list[dict[str, Any]] = []
         self.pending: dict[str, Any] | None = None  # the choice owed now, if any
         self.payouts: list[dict[str, Any]] = []
+        self.banco: dict[str, Any] | None = None  # {player_id, spot, suivi}
+        self.commission_cents = 0
+        self.bank_after_cents = bank_cents
         self.outcome: str | None = None
         self.void_reason: str | None = None
 
@@ -106,6 +116,9 @@ class Coup(CommittedRound, Aggregate):
         limits: tuple[int, int],
         seed: str,
         shoe_prefix: list[str] | None = None,
+        banker_id: str | None = None,
+        bank_cents: int = 0,
+        commission_basis_points: int = 0,
     ) -> Coup:
         return cls(
             table_id=table_id,
@@ -115,6 +128,9 @@ class Coup(CommittedRound, Aggregate):
             tie_pays=tie_pays,
             bet_min_cents=limits[0],
             bet_max_cents=limits[1],
+            banker_id=banker_id,
+            bank_cents=bank_cents,
+            commission_basis_points=commission_basis_points,
             seed=seed,
             seed_commitment=commitment(seed),
             shoe_prefix=list(shoe_prefix or []),
@@ -131,11 +147,30 @@ class Coup(CommittedRound, Aggregate):
         return sum(map(self.stake_of, self.bets))
 
     def nets(self) -> dict[str, int]:
-        """What the settled coup came to for each player, in cents."""
+        """What the settled coup came to for each player, the banker too, in cents."""
         nets: dict[str, int] = {}
         for payout in self.payouts:
             nets[payout["player_id"]] = nets.get(payout["player_id"], 0) + payout["net_cents"]
+        if self.banker_id is not None and self.status == SETTLED_STATUS:
+            nets[self.banker_id] = self.banker_net_cents() - self.commission_cents
         return nets
+
+    def banker_net_cents(self) -> int:
+        """The bank's result against the punters, before the commission."""
+        return -sum(int(payout["net_cents"]) for payout in self.payouts)
+
+    def casino_net_cents(self) -> int:
+        """The house's result: the bank's at a house table, the commission at another."""
+        if self.banker_id is None:
+            return self.banker_net_cents()
+        return self.commission_cents
+
+    def spot_stakes(self) -> dict[str, int]:
+        stakes: dict[str, int] = {}
+        for spots in self.bets.values():
+            for spot, cents in spots.items():
+                stakes[spot] = stakes.get(spot, 0) + cents
+        return stakes
 
     def choices(self) -> dict[str, str]:
         """Each hand's choice so far, as the tableau reads it."""
@@ -152,8 +187,27 @@ class Coup(CommittedRound, Aggregate):
         self._check_open()
         rules.check_spot(spot)
         check_chips(amount_cents)
+        if self.banker_id is not None:
+            bank.check_bet(self.banker_id, player_id, spot, amount_cents, self.bank_cents,
+                           self.total_stake_cents)  # fmt: skip
         self._check_player_total(player_id, self.stake_of(player_id) + amount_cents)
         self._bet_placed(player_id, spot, amount_cents, chips_for(amount_cents))
+
+    def call_banco(
+        self, player_id: str, spot: str, suivi: str | None, failed: int
+    ) -> list[tuple[str, str, int]]:
+        """The caller covers the whole bank alone; every other bet (theirs too) goes back.
+        Returns the bets returned: (player, spot, cents)."""
+        self._check_open()
+        assert self.banker_id is not None, "a banco is called against a player's bank"
+        called_by = self.banco["player_id"] if self.banco is not None else None
+        bank.check_banco(self.variant, player_id, self.banker_id, called_by, suivi, failed)
+        returned = [(who, where, cents) for who, spots in sorted(self.bets.items())
+                    for where, cents in sorted(spots.items())]  # fmt: skip
+        for who, where, cents in returned:
+            self._bet_removed(who, where, cents)
+        self._banco_called(player_id, spot, self.bank_cents, player_id == suivi)
+        return returned
 
     def remove_bet(self, player_id: str, spot: str) -> int:
         """Take one player's stake on a spot back before the deal; return how much."""
@@ -176,9 +230,10 @@ class Coup(CommittedRound, Aggregate):
             raise NoBets("place at least one bet before the deal")
         if playing:
             self._players_chosen(playing)
+        stakes = self.spot_stakes()
         for hand in rules.deal_order:
             self._card_dealt(hand, self._next_card(), self.shoe_position)
-        self._play_on(rules, absent, deadline)
+        self._play_on(rules, absent, deadline, stakes)
 
     def choose(
         self, rules: TableGameRules, player_id: str, action: str, absent: set[str], deadline: str
@@ -196,25 +251,27 @@ class Coup(CommittedRound, Aggregate):
                 f"{action[:20]!r} is not offered: choose one of {', '.join(pending['actions'])}"
             )
         self._decision_made(pending["hand"], action, player_id, BY_PLAYER)
-        self._play_on(rules, absent, deadline)
+        self._play_on(rules, absent, deadline, self.spot_stakes())
 
     def choose_for_the_absent(self, rules: TableGameRules, absent: set[str], deadline: str) -> None:
         """The choice owed, made by the system as the rules say (rules.md 2.3, 4)."""
         pending = self._pending()
         self._decision_made(pending["hand"], pending["default"], pending["player_id"], BY_SYSTEM)
-        self._play_on(rules, absent, deadline)
+        self._play_on(rules, absent, deadline, self.spot_stakes())
 
     def void(self, reason: str) -> None:
         """End a coup never dealt: every stake goes back (rules.md 4, idle timeout)."""
         self._check_open()
         self._voided(reason, self.seed)
 
-    def _play_on(self, rules: TableGameRules, absent: set[str], deadline: str) -> None:
+    def _play_on(
+        self, rules: TableGameRules, absent: set[str], deadline: str, stakes: dict[str, int]
+    ) -> None:
         for _ in range(CHOICES_MAX):
-            step = rules.tableau(self.hands, self.choices())
+            step = rules.tableau(self.hands, self.choices(), stakes)
             while isinstance(step, Draw):
                 self._third_card_drawn(step.hand, self._next_card(), self.shoe_position)
-                step = rules.tableau(self.hands, self.choices())
+                step = rules.tableau(self.hands, self.choices(), stakes)
             if isinstance(step, Over):
                 self._settle(rules, step)
                 return
@@ -227,15 +284,22 @@ class Coup(CommittedRound, Aggregate):
         raise AssertionError("a coup asked for more choices than any tableau has")
 
     def _settle(self, rules: TableGameRules, over: Over) -> None:
+        totals = self.totals()
         for player_id, spots in sorted(self.bets.items()):
             for spot, stake in sorted(spots.items()):
-                net = rules.bet_net(spot, stake, over.outcome, self.tie_pays)
+                net = rules.bet_net(spot, stake, totals, self.tie_pays)
                 self._payout_made(player_id, spot, stake, net)
-        self._settled(over.outcome, self.totals(), self.seed)
+        bank_after = 0
+        if self.banker_id is not None:
+            banker_net = self.banker_net_cents()
+            commission = bank.commission_cents(banker_net, self.commission_basis_points)
+            if commission:
+                self._commission_charged(commission)
+            bank_after = self.bank_cents + banker_net - commission
+        self._settled(over.outcome, totals, self.seed, bank_after)
 
     def _next_card(self) -> str:
-        card = self.shoe()[self.shoe_position]
-        return card
+        return self.shoe()[self.shoe_position]
 
     def _pending(self) -> dict[str, Any]:
         if self.status != IN_PLAY or self.pending is None:
@@ -247,20 +311,8 @@ class Coup(CommittedRound, Aggregate):
             raise RoundNotOpen(f"coup {self.round_id} is {self.status}, not open for bets")
 
     def _check_player_total(self, player_id: str, total_cents: int) -> None:
-        """Limits apply to each player's total stake in the coup (rules.md 2.2)."""
-        if total_cents > self.bet_max_cents:
-            raise AboveTableMaximum(
-                f"{player_id}'s stake in this coup would be {format_cents(total_cents)}, "
-                f"above the table maximum of {format_cents(self.bet_max_cents)}",
-                maximum=format_cents(self.bet_max_cents),
-                total_stake=format_cents(self.stake_of(player_id)),
-            )
-        if total_cents < self.bet_min_cents:
-            raise BelowTableMinimum(
-                f"{player_id}'s stake in this coup would be {format_cents(total_cents)}, "
-                f"below the table minimum of {format_cents(self.bet_min_cents)}",
-                minimum=format_cents(self.bet_min_cents),
-            )
+        limits = (self.bet_min_cents, self.bet_max_cents)
+        check_player_total(player_id, total_cents, self.stake_of(player_id), limits)
 
     # Events: the bodies re-run on every replay, so they only check and assign.
 
@@ -311,9 +363,21 @@ class Coup(CommittedRound, Aggregate):
             }
         )
 
+    @event("BancoCalled", topic="casino:Coup.BancoCalled")
+    def _banco_called(self, player_id: str, spot: str, amount_cents: int, suivi: bool) -> None:
+        self.banco = {"player_id": player_id, "spot": spot, "suivi": suivi}
+        self.bets[player_id] = {spot: amount_cents}
+
+    @event("CommissionCharged", topic="casino:Coup.CommissionCharged")
+    def _commission_charged(self, commission_cents: int) -> None:
+        self.commission_cents = commission_cents
+
     @event("Settled", topic=SETTLED)
-    def _settled(self, outcome: str, totals: dict[str, int], seed: str) -> None:
+    def _settled(
+        self, outcome: str, totals: dict[str, int], seed: str, bank_after_cents: int
+    ) -> None:
         self.outcome = outcome
+        self.bank_after_cents = bank_after_cents
         self.status = SETTLED_STATUS
 
     @event("Voided", topic=VOIDED)

@@ -1,6 +1,7 @@
-"""The steps of multi-player tables (rules.md 2.2, 4): open a table, sit down, leave,
-open a coup, bet, deal, make or default a choice, settle every player in one save,
-and what a disconnect does at each table a player sits at.
+"""The steps of multi-player tables (rules.md 2.2-2.4, 4): open a table, sit down,
+leave, open a coup, bet, deal, make or default a choice, settle every player in one
+save, and what a disconnect does at each table a player sits at. The bank's own
+steps, at a player-banked table, are `domain/tables/bank_steps.py`.
 
 Each step is called by one application command, inside its unit of work; every
 wallet a coup touches is loaded into that unit, so the whole coup settles in one
@@ -12,11 +13,12 @@ from __future__ import annotations
 import datetime
 
 from domain.baccarat.rules import points_for_stake
-from domain.errors import InvalidLimits, NoBets
+from domain.errors import InvalidLimits, NoBank, NoBets
 from domain.money import CENTS_PER_DOLLAR, format_cents
 from domain.player import Player, load_player
-from domain.settings import GameSettings, TableGame, TableSettings
+from domain.settings import GameSettings, TableSettings
 from domain.shoe import draw_seed
+from domain.tables import bank_steps
 from domain.tables.coup import OPEN, SETTLED_STATUS, Coup, load_coup
 from domain.tables.games import rules_of
 from domain.tables.table import Table, load_table
@@ -25,13 +27,21 @@ from domain.wallet import CASINO_BANK, load_wallet
 
 
 def open_table(
-    unit: Unit, settings: TableSettings, game: str, mode: str, bet_limits: tuple[int, int] | None
+    unit: Unit,
+    settings: TableSettings,
+    game: str,
+    mode: str,
+    bet_limits: tuple[int, int] | None,
+    bank_limits: tuple[int, int] | None = None,
 ) -> Table:
     """A table of a game, with the game's default limits or narrower ones."""
     defaults = settings.game(game)
     bet_min, bet_max = bet_limits or (defaults.bet_min_cents, defaults.bet_max_cents)
-    _check_limits(defaults, bet_min, bet_max)
-    table = Table(game, mode, bet_min, bet_max, defaults.bank_min_cents, defaults.bank_max_cents)
+    _check_limits(defaults.name, bet_min, bet_max, defaults.bet_min_cents, defaults.bet_max_cents)
+    bank_min, bank_max = bank_limits or (defaults.bank_min_cents, defaults.bank_max_cents)
+    if bank_limits is not None or defaults.bank_max_cents:
+        _check_limits(game, bank_min, bank_max, defaults.bank_min_cents, defaults.bank_max_cents)
+    table = Table(game, mode, bet_min, bet_max, bank_min, bank_max)
     unit.add(table)
     return table
 
@@ -43,11 +53,15 @@ def sit(unit: Unit, table: Table, player_id: str, seat: str) -> Table:
     player.reconnect()  # Sitting down is being here.
     table.sit(player_id, seat)
     player.take_seat(table.table_id, seat)
+    bank_steps.offer_to_a_newcomer(table, player_id)
     return table
 
 
 def leave(unit: Unit, table: Table, player_id: str, reason: str = "left the table") -> Table:
-    """The seat frees at once, or when the coup ends if it holds the player's stakes."""
+    """The seat frees at once, or when the coup ends if it holds the player's stakes (a
+    banker's bank among them); a banker leaving between coups withdraws the bank."""
+    if table.banker == player_id and table.round_id is None:
+        bank_steps.withdraw(unit, table, player_id)
     holds = _holds_stakes(unit, table, player_id)
     if table.leave(player_id, holds, reason):
         load_player(unit, player_id).give_up_seat(table.table_id)
@@ -56,6 +70,10 @@ def leave(unit: Unit, table: Table, player_id: str, reason: str = "left the tabl
 
 def open_coup(unit: Unit, games: GameSettings, table: Table, shoe_prefix: list[str] | None) -> Coup:
     game = games.tables.game(table.game)
+    if rules_of(table.game).player_banked:
+        if table.banker is None:
+            raise NoBank(f"nobody holds the bank at table {table.table_id}: put one up first")
+        table.check_bank_fits()
     coup = Coup.open(
         table_id=table.table_id,
         variant=table.game,
@@ -65,6 +83,9 @@ def open_coup(unit: Unit, games: GameSettings, table: Table, shoe_prefix: list[s
         limits=(table.bet_min_cents, table.bet_max_cents),
         seed=draw_seed(),
         shoe_prefix=shoe_prefix,
+        banker_id=table.banker,
+        bank_cents=table.bank_cents,
+        commission_basis_points=game.commission_basis_points,
     )
     coup.check_shoe()
     unit.add(coup)
@@ -96,7 +117,7 @@ def deal(unit: Unit, settings: TableSettings, coup: Coup, now: datetime.datetime
     """Play the coup until it is over, settling every player, or a choice is owed."""
     table = load_table(unit, coup.table_id)
     rules = rules_of(coup.variant)
-    playing = rules.choosers(coup.bets, table.play_order())
+    playing = rules.choosers(coup.bets, table.play_order(after=table.banker), table.banker)
     coup.deal(rules, playing, set(table.leaving), _deadline(settings, now))
     _settle_if_over(unit, coup, table)
 
@@ -140,7 +161,10 @@ def end_idle(unit: Unit, coup: Coup, idle_since: datetime.datetime) -> bool:
     coup.void("no action before the idle timeout")
     for player_id in coup.bets:
         load_wallet(unit, player_id, coup.mode).release(coup.round_id)
-    _end_coup(unit, coup, load_table(unit, coup.table_id))
+    table = load_table(unit, coup.table_id)
+    if coup.banker_id is not None:
+        bank_steps.after_coup(unit, table, coup)  # the bank unchanged, unless its banker left
+    _end_coup(unit, coup, table)
     return True
 
 
@@ -169,17 +193,27 @@ def reconnect(unit: Unit, player: Player) -> None:
 
 
 def _settle_if_over(unit: Unit, coup: Coup, table: Table) -> None:
-    """House-banked: each player's result posts against casino:bank, and each gains a
-    dealer point per dollar staked; then the table moves on."""
+    """Settle every player of a coup now over, in this one save; then the table moves on."""
     if coup.status != SETTLED_STATUS:
         return
+    if coup.banker_id is not None:
+        bank_steps.settle(unit, coup)
+        bank_steps.after_coup(unit, table, coup)
+    else:
+        _settle_against_the_house(unit, coup)
+    _end_coup(unit, coup, table)
+    bank_steps.banco_settled(table, coup)
+
+
+def _settle_against_the_house(unit: Unit, coup: Coup) -> None:
+    """Each player's result posts against casino:bank, and each gains a dealer point per
+    dollar staked (rules.md 2.1: points move in baccarat against the house)."""
     nets = coup.nets()
     for player_id in sorted(coup.bets):
         wallet = load_wallet(unit, player_id, coup.mode)
         wallet.settle(coup.round_id, nets[player_id], CASINO_BANK)
         points = points_for_stake(coup.stake_of(player_id))
         wallet.change_points(points, "player", coup.round_id, "baccarat stake")
-    _end_coup(unit, coup, table)
 
 
 def _end_coup(unit: Unit, coup: Coup, table: Table) -> None:
@@ -190,18 +224,17 @@ def _end_coup(unit: Unit, coup: Coup, table: Table) -> None:
 def _holds_stakes(unit: Unit, table: Table, player_id: str) -> bool:
     if table.round_id is None:
         return False
-    return load_coup(unit, table.round_id).stake_of(player_id) > 0
+    return player_id == table.banker or load_coup(unit, table.round_id).stake_of(player_id) > 0
 
 
 def _deadline(settings: TableSettings, now: datetime.datetime) -> str:
     return (now + datetime.timedelta(seconds=settings.decision_seconds)).isoformat()
 
 
-def _check_limits(game: TableGame, bet_min: int, bet_max: int) -> None:
+def _check_limits(game: str, low: int, high: int, floor: int, ceiling: int) -> None:
     """A table's limits are whole dollars within the game's own, minimum first."""
-    within = game.bet_min_cents <= bet_min <= bet_max <= game.bet_max_cents
-    if not within or bet_min % CENTS_PER_DOLLAR or bet_max % CENTS_PER_DOLLAR:
+    if not floor <= low <= high <= ceiling or low % CENTS_PER_DOLLAR or high % CENTS_PER_DOLLAR:
         raise InvalidLimits(
-            f"a {game.name} table's limits are whole dollars, minimum first, within "
-            f"{format_cents(game.bet_min_cents)}-{format_cents(game.bet_max_cents)}"
+            f"a {game} table's limits are whole dollars, minimum first, within "
+            f"{format_cents(floor)}-{format_cents(ceiling)}"
         )

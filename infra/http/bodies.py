@@ -136,13 +136,33 @@ class NewTable(Body):
     mode: Mode
     bet_min: str | None = Field(default=None, examples=["5.00"])
     bet_max: str | None = Field(default=None, examples=["500.00"])
+    bank_min: str | None = Field(default=None, examples=["20.00"])
+    bank_max: str | None = Field(default=None, examples=["10000.00"])
 
     def bet_limits(self) -> tuple[int, int] | None:
-        if self.bet_min is None and self.bet_max is None:
-            return None
-        if self.bet_min is None or self.bet_max is None:
-            raise InvalidLimits("give both bet_min and bet_max, or neither")
-        return cents_of(self.bet_min), cents_of(self.bet_max)
+        return _limits("bet", self.bet_min, self.bet_max)
+
+    def bank_limits(self) -> tuple[int, int] | None:
+        return _limits("bank", self.bank_min, self.bank_max)
+
+
+def _limits(kind: str, low: str | None, high: str | None) -> tuple[int, int] | None:
+    if low is None and high is None:
+        return None
+    if low is None or high is None:
+        raise InvalidLimits(f"give both {kind}_min and {kind}_max, or neither")
+    return cents_of(low), cents_of(high)
+
+
+class PuttingUpTheBank(Body):
+    player_id: str = Field(pattern=PLAYER_ID_PATTERN.pattern, examples=["alice"])
+    amount: str = Field(
+        description="whole dollars, within the table's bank limits", examples=["100.00"]
+    )
+
+
+class Banco(Body):
+    player_id: str = Field(pattern=PLAYER_ID_PATTERN.pattern, examples=["bob"])
 
 
 class Seating(Body):

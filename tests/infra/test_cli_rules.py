@@ -193,3 +193,14 @@ def test_the_module_exits_with_status_2_on_a_bad_card() -> None:
     result = run_module("--cards", "10,3,X,10")
     assert result.returncode == 2
     assert "'X' is not a card" in result.stderr
+
+
+def test_chemin_de_fer_odds_print_both_sides_edges_by_full_enumeration() -> None:
+    result = runner.invoke(rules_app, ["chemin-de-fer", "--odds", "--decks", "6"])
+    assert result.exit_code == 0, result.output
+    odds = json.loads(result.output)
+    assert round(odds["punto"] + odds["banker"] + odds["tie"], 9) == 1
+    assert odds["punters_edge"] == odds["banker_edge"]["before_commission"] == 0.01237414899
+    assert odds["banker_edge"]["after_commission"] == -0.01055848695
+    refused = runner.invoke(rules_app, ["chemin-de-fer"])
+    assert refused.exit_code == 2

@@ -9,7 +9,14 @@ from fastapi.responses import JSONResponse
 
 from domain.ids import PLAYER_ID_PATTERN
 from infra.http.auth import READ
-from infra.http.bodies import NewAction, NewBaccaratRound, NewBet, NewBlackjackRound, cents_of
+from infra.http.bodies import (
+    Banco,
+    NewAction,
+    NewBaccaratRound,
+    NewBet,
+    NewBlackjackRound,
+    cents_of,
+)
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of, min_position, projected
 from infra.http.views.rounds import audit_view, round_view
@@ -104,6 +111,17 @@ def act(
         command.receipt(round_view), round_id, body.box, body.hand, body.action, body.player_id
     )
     return command.respond(outcome, 200)
+
+
+@router.post("/v1/rounds/{round_id}/banco", status_code=201)
+def banco(
+    round_id: str, body: Banco, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    """At a player-banked table: the caller covers the whole bank, other bets returned."""
+    outcome = app_of(request).call_banco.with_receipt(
+        command.receipt(round_view), round_id, body.player_id
+    )
+    return command.respond(outcome, 201)
 
 
 @router.get("/v1/rounds/{round_id}", dependencies=[Depends(READ)])

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from domain.application import CasinoApplication
 from domain.tables.table import Table
 from infra.http.auth import READ
-from infra.http.bodies import Leaving, NewCoup, NewTable, Seating
+from infra.http.bodies import Leaving, NewCoup, NewTable, PuttingUpTheBank, Seating, cents_of
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of
 from infra.http.views.rounds import round_view
@@ -40,7 +40,7 @@ def open_table(
 ) -> JSONResponse:
     app = app_of(request)
     outcome = app.open_table.with_receipt(
-        command.receipt(_table(app)), body.game, body.mode, body.bet_limits()
+        command.receipt(_table(app)), body.game, body.mode, body.bet_limits(), body.bank_limits()
     )
     return command.respond(outcome, 201)
 
@@ -81,3 +81,38 @@ def open_coup(
     shoe = body.shoe if body is not None else None
     outcome = app_of(request).open_coup.with_receipt(command.receipt(round_view), table_id, shoe)
     return command.respond(outcome, 201)
+
+
+# The bank, at a player-banked table (rules.md 2.3, 2.4).
+
+
+@router.post("/{table_id}/bank", status_code=201)
+def put_up_bank(
+    table_id: str,
+    body: PuttingUpTheBank,
+    request: Request,
+    command: Command = Depends(service_command),
+) -> JSONResponse:
+    app = app_of(request)
+    outcome = app.put_up_bank.with_receipt(
+        command.receipt(_table(app)), table_id, body.player_id, cents_of(body.amount)
+    )
+    return command.respond(outcome, 201)
+
+
+@router.post("/{table_id}/bank/decline")
+def decline_bank(
+    table_id: str, body: Leaving, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    app = app_of(request)
+    outcome = app.decline_bank.with_receipt(command.receipt(_table(app)), table_id, body.player_id)
+    return command.respond(outcome, 200)
+
+
+@router.post("/{table_id}/bank/withdraw")
+def withdraw_bank(
+    table_id: str, body: Leaving, request: Request, command: Command = Depends(service_command)
+) -> JSONResponse:
+    app = app_of(request)
+    outcome = app.withdraw_bank.with_receipt(command.receipt(_table(app)), table_id, body.player_id)
+    return command.respond(outcome, 200)

@@ -26,8 +26,8 @@ def table_view(table: Table, current_round: dict[str, Any] | None) -> dict[str, 
             {"seat": seat, "player_id": player_id, "leaving": player_id in table.leaving}
             for seat, player_id in sorted(table.seats.items(), key=lambda item: seat_order(item[0]))
         ],
-        "banker": None,
-        "bank_offered_to": None,
+        "banker": _banker(table),
+        "bank_offered_to": table.bank_offered_to,
         "current_round": current_round,
         "coups_played": table.coups_played,
     }
@@ -76,10 +76,22 @@ def coup_view(coup: Coup) -> dict[str, Any]:
             }
             for p in coup.payouts
         ],
+        "banker_id": coup.banker_id,
+        "banco": dict(coup.banco) if coup.banco is not None else None,
+        "bank_before": format_cents(coup.bank_cents) if coup.banker_id else None,
+        "bank_after": format_cents(coup.bank_after_cents) if coup.banker_id and settled else None,
+        "commission": format_cents(coup.commission_cents) if coup.banker_id else None,
         "net": {who: format_cents(cents) for who, cents in nets.items()} if settled else None,
-        "casino_net": format_cents(-sum(nets.values())) if settled else None,
+        "casino_net": format_cents(coup.casino_net_cents()) if settled else None,
         "void_reason": coup.void_reason,
     }
+
+
+def _banker(table: Table) -> dict[str, Any] | None:
+    if table.banker is None:
+        return None
+    seat = table.seat_of(table.banker)
+    return {"player_id": table.banker, "seat": seat, "bank": format_cents(table.bank_cents)}
 
 
 def _next(coup: Coup) -> dict[str, Any] | None:

@@ -20,14 +20,8 @@ from domain.errors import (
     RoundNotOpen,
 )
 from domain.tables.coup import Coup
-from domain.tables.games import (
-    PUNTO_BANCO_RULES,
-    Choice,
-    Draw,
-    Over,
-    Step,
-    TableGameRules,
-)
+from domain.tables.punto_banco import PUNTO_BANCO_RULES
+from domain.tables.tableau import Choice, Draw, Over, Step, TableGameRules
 from tests.domain.events import given, kinds, then
 
 SEED = "00" * 32
@@ -35,7 +29,9 @@ DEADLINE = "2026-12-01T12:00:30+00:00"
 EXAMPLE = ["10", "K", "3", "10", "10", "Q"]  # player wins, 3 to 0
 
 
-def choosing_tableau(hands: Mapping[str, Sequence[str]], choices: Mapping[str, str]) -> Step:
+def choosing_tableau(
+    hands: Mapping[str, Sequence[str]], choices: Mapping[str, str], stakes: Mapping[str, int]
+) -> Step:
     player, banker = hands[PLAYER], hands[BANKER]
     if hand_total(player) == 5 and len(player) == 2 and PLAYER not in choices:
         return Choice(PLAYER, "punto", ("draw", "stand"), "draw")
@@ -117,7 +113,12 @@ def test_the_deal_plays_the_coup_once_and_pays_every_player_and_spot() -> None:
     ]
     assert events[-1] == (
         "Settled",
-        {"outcome": "player", "totals": {"player": 3, "banker": 0}, "seed": SEED},
+        {
+            "outcome": "player",
+            "totals": {"player": 3, "banker": 0},
+            "seed": SEED,
+            "bank_after_cents": 0,
+        },
     )
     assert coup.nets() == {"ann": 1000, "bob": -2500}
     with pytest.raises(RoundNotOpen):

@@ -7,7 +7,8 @@ import pytest
 
 from domain.baccarat.rules import play_coup
 from domain.errors import UnknownSeat, UnknownSpot
-from domain.tables.games import PUNTO_BANCO_RULES, Draw, Over, Step
+from domain.tables.punto_banco import PUNTO_BANCO_RULES
+from domain.tables.tableau import Draw, Over, Step
 
 # One card of each value, enough to build every sequence of six card values.
 CARDS_BY_VALUE = ["10", "A", "2", "3", "4", "5", "6", "7", "8", "9"]
@@ -19,10 +20,10 @@ def played(cards: list[str]) -> tuple[dict[str, list[str]], Step]:
     hands: dict[str, list[str]] = {}
     for hand in PUNTO_BANCO_RULES.deal_order:
         hands.setdefault(hand, []).append(next(shoe))
-    step = PUNTO_BANCO_RULES.tableau(hands, {})
+    step = PUNTO_BANCO_RULES.tableau(hands, {}, {})
     while isinstance(step, Draw):
         hands[step.hand].append(next(shoe))
-        step = PUNTO_BANCO_RULES.tableau(hands, {})
+        step = PUNTO_BANCO_RULES.tableau(hands, {}, {})
     return hands, step
 
 

@@ -14,7 +14,7 @@ from domain.application import CasinoApplication
 from domain.errors import InvalidPlayerId, NotSeated, NotYourDecision, SeatTaken, UnknownSeat
 from domain.settings import GameSettings, TableGame, TableSettings
 from domain.tables import games
-from domain.tables.games import TableGameRules
+from domain.tables.tableau import TableGameRules
 from tests.domain.tables.test_coup import CHOOSING, FIVE
 
 NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.UTC)
@@ -22,7 +22,7 @@ EXAMPLE = ["10", "K", "3", "10", "10", "Q"]  # player wins, 3 to 0
 
 
 def highest_stake_plays(
-    bets: Mapping[str, Mapping[str, int]], order: Sequence[str]
+    bets: Mapping[str, Mapping[str, int]], order: Sequence[str], banker: str | None
 ) -> dict[str, str]:
     staked = [(-sum(bets[p].values()), order.index(p), p) for p in bets]
     return {"punto": min(staked)[2]}

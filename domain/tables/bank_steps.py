@@ -1,0 +1,123 @@
+"""The bank's steps at a player-banked table (rules.md 2.3, 2.4, 4): put it up, decline
+it, withdraw it, call banco, settle a coup between the banker and every punter in
+one save, and pass the bank on as each game says.
+
+The bank is held on the banker's wallet (`Wallet.hold_bank`) and follows the bank:
+a lost coup releases what it took, a won one holds the winnings less the
+commission, a bank given up is released whole.
+"""
+
+from __future__ import annotations
+
+from domain.baccarat.rules import check_chips
+from domain.tables.bank import banco_spot
+from domain.tables.chemin_de_fer import CHEMIN_DE_FER
+from domain.tables.coup import Coup
+from domain.tables.table import Table
+from domain.unit import Unit
+from domain.wallet import Wallet, load_wallet
+
+
+def offer_to_a_newcomer(table: Table, player_id: str) -> None:
+    """At chemin de fer the bank is offered to the first player who sits down at a
+    table without one."""
+    if table.game == CHEMIN_DE_FER and table.banker is None and table.bank_offered_to is None:
+        table.offer_bank(player_id)
+
+
+def put_up(unit: Unit, table: Table, player_id: str, amount_cents: int) -> Table:
+    check_chips(amount_cents)  # whole dollars, as every stake at baccarat
+    table.put_up_bank(player_id, amount_cents)
+    load_wallet(unit, player_id, table.mode).hold_bank(table.table_id, None, amount_cents)
+    return table
+
+
+def decline(table: Table, player_id: str) -> Table:
+    """Pass the offer on: at chemin de fer to the next seat in play order; at en banque
+    to nobody (any seated player may then put up a bank)."""
+    table.decline_bank(player_id, _next_offer(table, after=player_id))
+    return table
+
+
+def withdraw(unit: Unit, table: Table, player_id: str) -> Table:
+    """Between coups the banker takes the bank back, and it is offered on."""
+    table.check_banker(player_id)
+    table.check_between_coups()
+    _give_up(unit, table, None, "withdrawn")
+    return table
+
+
+def call_banco(unit: Unit, table: Table, coup: Coup, player_id: str) -> None:
+    """The caller covers the whole bank alone; every other bet goes back to its player."""
+    table.check_seated(player_id)
+    seat = table.seat_of(player_id)
+    assert seat is not None
+    failed = table.failed_bancos.get(player_id, 0)
+    spot = banco_spot(table.game, seat)
+    for who, _, cents in coup.call_banco(player_id, spot, table.banco_suivi, failed):
+        load_wallet(unit, who, coup.mode).release(coup.round_id, cents)
+    load_wallet(unit, player_id, coup.mode).hold(coup.round_id, coup.bank_cents)
+
+
+def settle(unit: Unit, coup: Coup) -> None:
+    """Each punter's result against the bank, and the bank's against them all; then the
+    casino's commission from the banker, and the bank's hold follows the bank."""
+    assert coup.banker_id is not None
+    nets = coup.nets()
+    for player_id in sorted(coup.bets):
+        load_wallet(unit, player_id, coup.mode).settle(coup.round_id, nets[player_id], None)
+    banker = load_wallet(unit, coup.banker_id, coup.mode)
+    banker_net = coup.banker_net_cents()
+    if banker_net < 0:  # what the lost coup took from the bank leaves its hold first
+        banker.release_bank(coup.table_id, coup.round_id, -banker_net)
+    banker.settle(coup.round_id, banker_net, None)
+    if coup.commission_cents:
+        banker.charge_commission(coup.round_id, coup.commission_cents)
+    grown = banker_net - coup.commission_cents
+    if grown > 0:
+        banker.hold_bank(coup.table_id, coup.round_id, grown)
+
+
+def after_coup(unit: Unit, table: Table, coup: Coup) -> None:
+    """The bank moves on (2.3, 2.4): after a lost coup at chemin de fer, after a banco
+    that beat it at en banque, when it is empty, or when its banker left: released to
+    them and offered on. Otherwise the banker goes on with the whole bank."""
+    table.bank_moved(coup.round_id, coup.bank_after_cents)
+    lost = coup.banker_net_cents() < 0
+    banco = coup.banco
+    beaten = banco is not None and coup.nets().get(banco["player_id"], 0) > 0
+    gone = coup.banker_id in table.leaving
+    passes = lost if table.game == CHEMIN_DE_FER else beaten or coup.bank_after_cents == 0
+    if passes or gone:
+        _give_up(unit, table, coup.round_id, "lost" if passes else "the banker left")
+        if beaten and table.game != CHEMIN_DE_FER and banco is not None:
+            table.offer_bank(banco["player_id"])  # a winning banco takes the bank
+
+
+def banco_settled(table: Table, coup: Coup) -> None:
+    """Once the coup has ended: a lost banco may be followed (suivi) next coup."""
+    if coup.banco is not None:
+        caller = coup.banco["player_id"]
+        table.banco_settled(caller, won=coup.nets().get(caller, 0) > 0)
+
+
+def _give_up(unit: Unit, table: Table, round_id: str | None, reason: str) -> None:
+    banker = table.banker
+    assert banker is not None
+    bank = table.give_up_bank(reason)
+    if bank:
+        _wallet(unit, table, banker).release_bank(table.table_id, round_id, bank)
+    table.offer_bank(_next_offer(table, after=banker))
+
+
+def _next_offer(table: Table, after: str) -> str | None:
+    """At chemin de fer, the next seated player in play order who has not declined the
+    bank going round (nor just given it up); at en banque, nobody."""
+    if table.game != CHEMIN_DE_FER:
+        return None
+    passed = {*table.declined, after, *table.leaving}
+    return next((who for who in table.play_order(after=after) if who not in passed), None)
+
+
+def _wallet(unit: Unit, table: Table, player_id: str) -> Wallet:
+    return load_wallet(unit, player_id, table.mode)
