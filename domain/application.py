@@ -13,17 +13,18 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import assert_never
+from typing import Any, ClassVar, assert_never
 
 from eventsourcing.utils import EnvType
 
 from domain.baccarat import p2p_steps
 from domain.baccarat import steps as baccarat
-from domain.baccarat.p2p import P2PTable, load_p2p_table
+from domain.baccarat.p2p import Lobby, P2PTable, load_p2p_table
 from domain.baccarat.round import BaccaratRound
 from domain.blackjack import steps as blackjack
 from domain.blackjack.hands import parse_box
 from domain.blackjack.interruptions import interrupt_rounds_in_play, resume_interrupted_rounds
+from domain.blackjack.last_bets import LastBets
 from domain.blackjack.round import BlackjackRound, load_blackjack_round
 from domain.errors import (
     BancoRefused,
@@ -61,6 +62,16 @@ class Reconnection:
 class CasinoApplication(CommandSeam):
     # The name prefixes the PostgreSQL tables (casino_events); never change it.
     name = "casino"
+    # A table gains events with every round or coup, a lobby with every match: both
+    # load from a snapshot and at most this many events after it (rounds and coups
+    # end, and are never snapshotted).
+    snapshotting_intervals: ClassVar[dict[type[Any], int]] = {
+        **CommandSeam.snapshotting_intervals,
+        P2PTable: 100,
+        Lobby: 100,
+        Table: 100,
+        LastBets: 100,
+    }
 
     def __init__(
         self,

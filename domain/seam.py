@@ -67,7 +67,9 @@ class Outcome(Generic[T]):
 class CommandSeam(Application[UUID]):
     name = "casino"
     is_snapshotting_enabled = True
-    # Players gain two events per blackjack round left in play by its deal.
+    # Players gain two events per blackjack round left in play by its deal. Every
+    # long-lived aggregate is snapshotted so that loading it costs the same however
+    # old it is; the application adds its games' (domain/application.py).
     snapshotting_intervals: ClassVar[dict[type[Any], int]] = {Wallet: 200, Player: 200}
 
     def __init__(self, env: EnvType | None = None, sleep: Sleep | None = None) -> None:

@@ -8,8 +8,8 @@ owns it (`domain/baccarat/p2p.py`, `domain/rounds.py`, ...).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Repository
@@ -36,7 +36,7 @@ class Unit:
     def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
         if aggregate_id not in self._aggregates:
             try:
-                loaded: Aggregate = self._repository.get(aggregate_id)
+                loaded: Aggregate = self._repository.get(aggregate_id, projector_func=project)
             except AggregateNotFoundError:
                 return None
             self._aggregates[aggregate_id] = loaded
@@ -50,6 +50,16 @@ class Unit:
 
     def aggregates(self) -> list[Aggregate]:
         return list(self._aggregates.values())
+
+
+def project(aggregate: Any, events: Iterable[Any]) -> Any:
+    """The library's aggregate projector, without its assert that each event is an
+    instance of a typing Protocol: on Python 3.11 that check alone took half of a
+    replay-heavy profile (19 of 39 s loading wallets and tables in memory), and every
+    stored event is one of our own event classes anyway."""
+    for event in events:
+        aggregate = event.mutate(aggregate)
+    return aggregate
 
 
 def parse_public_id(text: str, missing: Callable[[], DomainError]) -> UUID:
