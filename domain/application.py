@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar, assert_never
 
 from eventsourcing.utils import EnvType
@@ -23,12 +22,15 @@ from domain.baccarat.p2p import Lobby, P2PTable, load_p2p_table
 from domain.baccarat.round import BaccaratRound
 from domain.blackjack import steps as blackjack
 from domain.blackjack.hands import parse_box
-from domain.blackjack.interruptions import interrupt_rounds_in_play, resume_interrupted_rounds
+from domain.blackjack.interruptions import (
+    Reconnection,
+    interrupt_rounds_in_play,
+    resume_interrupted_rounds,
+)
 from domain.blackjack.last_bets import LastBets
 from domain.blackjack.round import BlackjackRound, load_blackjack_round
 from domain.errors import (
-    BancoRefused,
-    HistoryUnavailable,
+    HouseBanked,
     IllegalAction,
     InvalidPlayerId,
     NoPreviousBets,
@@ -49,14 +51,6 @@ from domain.wallet import Movement, Wallet, load_wallet
 
 Round = BaccaratRound | BlackjackRound | Coup  # every game's round, for `match`
 Clock = Callable[[], datetime.datetime]
-
-
-@dataclass(frozen=True)
-class Reconnection:
-    """A reconnected player, and their blackjack rounds in play (resumed ones included)."""
-
-    player: Player
-    blackjack_rounds: list[BlackjackRound]
 
 
 class CasinoApplication(CommandSeam):
@@ -312,7 +306,9 @@ class CasinoApplication(CommandSeam):
 
     @command
     def leave_seat(self, unit: Unit, table_id: str, player_id: str) -> Table:
-        return tables.leave(unit, load_table(unit, table_id), player_id)
+        table = load_table(unit, table_id)
+        tables.leave(unit, self.games.tables, table, player_id, self.clock())
+        return table
 
     @command
     def put_up_bank(self, unit: Unit, table_id: str, player_id: str, amount_cents: int) -> Table:
@@ -332,7 +328,7 @@ class CasinoApplication(CommandSeam):
         """The caller covers the whole bank alone; every other bet goes back."""
         round_ = _round(unit, round_id)
         if not isinstance(round_, Coup) or round_.banker_id is None:
-            raise BancoRefused(f"round {round_id} has no player's bank to call banco against")
+            raise HouseBanked(f"the house banks round {round_id}: there is no banco to call")
         bank_steps.call_banco(unit, load_table(unit, round_.table_id), round_, player_id)
         return round_
 
@@ -384,12 +380,6 @@ class CasinoApplication(CommandSeam):
 
     def table(self, table_id: str) -> Table:
         return load_table(self.reading(), table_id)
-
-
-def check_history_available(mode: str) -> None:
-    """Game history is kept for real money only (rules.md 4, seed 000)."""
-    if mode != "real":
-        raise HistoryUnavailable("play-money rounds have no game history")
 
 
 def _round(unit: Unit, round_id: str, player_id: str | None = None) -> Round:

@@ -260,3 +260,13 @@ class BancoRefused(DomainError):
 class NotTheBanker(DomainError):
     code = "not_the_banker"
     kind = "conflict"
+
+
+class BancoCalled(DomainError):
+    code = "banco_called"
+    kind = "conflict"
+
+
+class HouseBanked(DomainError):
+    code = "house_banked"
+    kind = "conflict"

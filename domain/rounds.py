@@ -17,7 +17,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 
 from domain.cards import InvalidCard
-from domain.errors import InvalidShoe, TestModeDisabled, UnknownRound
+from domain.errors import HistoryUnavailable, InvalidShoe, TestModeDisabled, UnknownRound
 from domain.shoe import CardNotInShoe, committed_shoe
 from domain.unit import Unit, parse_public_id
 
@@ -109,3 +109,9 @@ def replay(events: Iterable[Any]) -> Any:
     for event in events:
         aggregate = event.mutate(aggregate)
     return aggregate
+
+
+def check_history_available(mode: str) -> None:
+    """Game history is kept for real money only (rules.md 4, seed 000)."""
+    if mode != "real":
+        raise HistoryUnavailable("play-money rounds have no game history")

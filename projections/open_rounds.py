@@ -42,7 +42,7 @@ class OpenRounds:
         if not topic.startswith(ROUNDS):
             return
         round_id, at = str(event.originator_id), event.timestamp.isoformat()
-        if topic == coup.BET_PLACED:
+        if topic in (coup.BET_PLACED, coup.BANCO_CALLED):
             self.players.add((round_id, event.player_id))
         if topic in ENDED:
             self.ended.add(round_id)
@@ -54,6 +54,9 @@ class OpenRounds:
             # A coup has many players, none of its own: they are in open_round_players.
             player_id = getattr(event, "player_id", "")
             self.opened[round_id] = [round_id, player_id, dealer_id, at]
+            banker_id = getattr(event, "banker_id", None)  # a player-banked coup's banker
+            if banker_id is not None:
+                self.players.add((round_id, banker_id))
         elif round_id in self.opened:
             self.opened[round_id][3] = at
         else:
@@ -95,7 +98,7 @@ def idle_since(cursor: Cursor, cutoff_iso: str) -> list[str]:
 
 
 def of_player(cursor: Cursor, player_id: str) -> list[str]:
-    """Open rounds in which the player plays or deals, oldest first."""
+    """Open rounds in which the player plays, deals or holds the bank, oldest first."""
     found = rows(
         cursor,
         "SELECT round_id FROM open_rounds WHERE player_id = ? OR dealer_id = ? OR round_id IN"

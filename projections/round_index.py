@@ -88,7 +88,7 @@ class RoundIndex:
         if topic in GAMES:
             self._open(event, position, GAMES[topic])
             return
-        if topic == coup.BET_PLACED:  # a coup's players are those who bet in it
+        if topic in (coup.BET_PLACED, coup.BANCO_CALLED):  # who bet in a coup plays in it
             self.players.append((str(event.originator_id), event.player_id, PLAYER, position))
             return
         status = STATUS_AFTER.get(topic)

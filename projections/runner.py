@@ -31,7 +31,8 @@ from projections.base import Cursor, Database, View
 # body), so the audit trail of an old round shows them as a rebuild would.
 # @4: coups at multi-player tables: who plays in them, and the choices they owe.
 # @5: the round index (every round with its players and roles).
-NAME = "read_models@5"
+# @6: a banco's caller is among a coup's players, its banker among those of it open.
+NAME = "read_models@6"
 BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (

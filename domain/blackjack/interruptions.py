@@ -28,9 +28,20 @@ and the time of their interruption from a read model
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from domain.blackjack.round import IN_PLAY, BlackjackRound, load_blackjack_round
 from domain.player import Player, load_player
 from domain.unit import Unit
+
+
+@dataclass(frozen=True)
+class Reconnection:
+    """A reconnected player, and their blackjack rounds in play (resumed ones included)."""
+
+    player: Player
+    blackjack_rounds: list[BlackjackRound]
+
 
 INTERRUPTED_EFFECT = "interrupted"
 

@@ -62,26 +62,46 @@ def _check_play(name: str, coup: Coup) -> list[str]:
         hands.setdefault(hand, []).append(shoe[position])
     position, made, stakes = len(rules.deal_order), list(coup.decisions), coup.spot_stakes()
     choices: dict[str, str] = {}
+    problems = _check_choosers(name, coup)
     for _ in range(STEPS_MAX):
         step = rules.tableau(hands, choices, stakes)
         if isinstance(step, Over):
-            return _check_result(name, coup, hands, step)
+            late = [f"{name}: {len(made)} choice(s) recorded after the coup was over"]
+            return problems + _check_result(name, coup, hands, step) + (late if made else [])
         if isinstance(step, Draw):
             hands[step.hand].append(shoe[position])
             position += 1
             continue
         assert isinstance(step, Choice)
         decision = made.pop(0) if made else None
-        problem = _check_choice(name, step, decision)
+        problem = _check_choice(name, step, decision, coup.playing.get(step.chooser))
         if problem is not None or decision is None:
-            return [problem or f"{name}: a choice is missing"]
+            return [*problems, problem or f"{name}: a choice is missing"]
         choices[step.hand] = decision["action"]
-    return [f"{name}: the coup does not end within {STEPS_MAX} steps"]
+    return [*problems, f"{name}: the coup does not end within {STEPS_MAX} steps"]
 
 
-def _check_choice(name: str, step: Choice, decision: dict[str, Any] | None) -> str | None:
+def _check_choosers(name: str, coup: Coup) -> list[str]:
+    """Who played each hand must follow from the bets and the play order at the deal
+    (coups stored before the order was recorded are taken as they are)."""
+    if not coup.play_order:
+        return []
+    due = rules_of(coup.variant).choosers(coup.bets, coup.play_order, coup.banker_id)
+    if due == coup.playing:
+        return []
+    return [f"{name}: {coup.playing} played the hands, the bets and play order say {due}"]
+
+
+def _check_choice(
+    name: str, step: Choice, decision: dict[str, Any] | None, chooser: str | None
+) -> str | None:
     if decision is None or decision["hand"] != step.hand:
         return f"{name}: the rules ask a choice for the {step.hand} hand, none was recorded"
+    if decision["player_id"] != chooser:
+        return (
+            f"{name}: the {step.hand} hand's choice is recorded for {decision['player_id']}, "
+            f"{chooser} plays it"
+        )
     if decision["action"] not in step.actions:
         return f"{name}: {decision['action']} is no choice the rules offered ({step.actions})"
     if decision["by"] == BY_SYSTEM and decision["action"] != step.default:

@@ -10,22 +10,37 @@ commission, a bank given up is released whole.
 from __future__ import annotations
 
 from domain.baccarat.rules import check_chips
+from domain.errors import HouseBanked
 from domain.tables.bank import banco_spot
 from domain.tables.chemin_de_fer import CHEMIN_DE_FER
 from domain.tables.coup import Coup
+from domain.tables.coup_figures import TIED, WON
+from domain.tables.games import rules_of
 from domain.tables.table import Table
 from domain.unit import Unit
 from domain.wallet import Wallet, load_wallet
 
 
 def offer_to_a_newcomer(table: Table, player_id: str) -> None:
-    """At chemin de fer the bank is offered to the first player who sits down at a
-    table without one."""
-    if table.game == CHEMIN_DE_FER and table.banker is None and table.bank_offered_to is None:
+    """At a new chemin de fer table the bank is offered to the first player who sits
+    down; once it has been offered, it goes round the seated players instead."""
+    if table.game == CHEMIN_DE_FER and not table.bank_ever_offered:
         table.offer_bank(player_id)
 
 
+def pass_offer_on(table: Table, player_id: str) -> None:
+    """A player leaving while the bank is offered to them passes the offer on."""
+    if table.bank_offered_to == player_id:
+        table.offer_bank(_next_offer(table, after=player_id))
+
+
+def check_player_banked(game: str) -> None:
+    if not rules_of(game).player_banked:
+        raise HouseBanked(f"the house holds the bank at {game}: no player puts one up")
+
+
 def put_up(unit: Unit, table: Table, player_id: str, amount_cents: int) -> Table:
+    check_player_banked(table.game)
     check_chips(amount_cents)  # whole dollars, as every stake at baccarat
     table.put_up_bank(player_id, amount_cents)
     load_wallet(unit, player_id, table.mode).hold_bank(table.table_id, None, amount_cents)
@@ -35,12 +50,14 @@ def put_up(unit: Unit, table: Table, player_id: str, amount_cents: int) -> Table
 def decline(table: Table, player_id: str) -> Table:
     """Pass the offer on: at chemin de fer to the next seat in play order; at en banque
     to nobody (any seated player may then put up a bank)."""
+    check_player_banked(table.game)
     table.decline_bank(player_id, _next_offer(table, after=player_id))
     return table
 
 
 def withdraw(unit: Unit, table: Table, player_id: str) -> Table:
     """Between coups the banker takes the bank back, and it is offered on."""
+    check_player_banked(table.game)
     table.check_banker(player_id)
     table.check_between_coups()
     _give_up(unit, table, None, "withdrawn")
@@ -84,21 +101,23 @@ def after_coup(unit: Unit, table: Table, coup: Coup) -> None:
     them and offered on. Otherwise the banker goes on with the whole bank."""
     table.bank_moved(coup.round_id, coup.bank_after_cents)
     lost = coup.banker_net_cents() < 0
-    banco = coup.banco
-    beaten = banco is not None and coup.nets().get(banco["player_id"], 0) > 0
+    beaten = coup.banco_result() == WON
     gone = coup.banker_id in table.leaving
     passes = lost if table.game == CHEMIN_DE_FER else beaten or coup.bank_after_cents == 0
     if passes or gone:
         _give_up(unit, table, coup.round_id, "lost" if passes else "the banker left")
-        if beaten and table.game != CHEMIN_DE_FER and banco is not None:
-            table.offer_bank(banco["player_id"])  # a winning banco takes the bank
+        caller = coup.banco["player_id"] if coup.banco is not None else None
+        if beaten and table.game != CHEMIN_DE_FER and caller not in table.leaving:
+            table.offer_bank(caller)  # a winning banco takes the bank, if still here
 
 
 def banco_settled(table: Table, coup: Coup) -> None:
-    """Once the coup has ended: a lost banco may be followed (suivi) next coup."""
-    if coup.banco is not None:
-        caller = coup.banco["player_id"]
-        table.banco_settled(caller, won=coup.nets().get(caller, 0) > 0)
+    """Once the coup has ended, a banco that lost counts: at chemin de fer its caller
+    may call again first next coup (suivi); at en banque three bar them. A tied banco
+    lost nothing, so it counts for neither."""
+    result = coup.banco_result()
+    if coup.banco is not None and result != TIED:
+        table.banco_settled(coup.banco["player_id"], won=result == WON)
 
 
 def _give_up(unit: Unit, table: Table, round_id: str | None, reason: str) -> None:

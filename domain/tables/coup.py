@@ -10,12 +10,14 @@ method; the event bodies only assign, so a replay needs no rules at all.
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.baccarat.rules import check_chips, chips_for, hand_total
+from domain.baccarat.rules import check_chips, chips_for
 from domain.errors import (
+    BancoCalled,
     IllegalAction,
     NoBets,
     NoStakeOnSpot,
@@ -26,6 +28,8 @@ from domain.errors import (
 from domain.rounds import CommittedRound, load_round
 from domain.shoe import SHUFFLE_ALGORITHM, commitment
 from domain.tables import bank
+from domain.tables.coup_figures import SETTLED_STATUS as SETTLED_STATUS
+from domain.tables.coup_figures import CoupFigures
 from domain.tables.tableau import Choice, Draw, Over, TableGameRules, check_player_total
 from domain.unit import Unit
 
@@ -37,13 +41,14 @@ VOIDED = "casino:Coup.Voided"
 BET_PLACED = "casino:Coup.BetPlaced"
 DECISION_OWED = "casino:Coup.DecisionOwed"
 DECISION_MADE = "casino:Coup.DecisionMade"
+BANCO_CALLED = "casino:Coup.BancoCalled"
 
-OPEN, IN_PLAY, SETTLED_STATUS, VOIDED_STATUS = "open", "in_play", "settled", "voided"
+OPEN, IN_PLAY, VOIDED_STATUS = "open", "in_play", "voided"
 BY_PLAYER, BY_SYSTEM = "player", "system"
 CHOICES_MAX = 8  # no tableau asks more of one coup: a bug past it, not a long game
 
 
-class Coup(CommittedRound, Aggregate):
+class Coup(CoupFigures, CommittedRound, Aggregate):
     TOPIC = ROUND
 
     class Created(Aggregate.Created):
@@ -95,6 +100,7 @@ class Coup(CommittedRound, Aggregate):
         self.hands: dict[str, list[str]] = {}
         self.shoe_position = 0
         self.playing: dict[str, str] = {}  # who plays a hand's choices: chooser -> player id
+        self.play_order: list[str] = []  # the seated players at the deal, in play order
         self.decisions: list[dict[str, Any]] = []
         self.pending: dict[str, Any] | None = None  # the choice owed now, if any
         self.payouts: list[dict[str, Any]] = []
@@ -106,78 +112,19 @@ class Coup(CommittedRound, Aggregate):
 
     @classmethod
     def open(
-        cls,
-        *,
-        table_id: str,
-        variant: str,
-        mode: str,
-        decks: int,
-        tie_pays: int,
-        limits: tuple[int, int],
-        seed: str,
-        shoe_prefix: list[str] | None = None,
-        banker_id: str | None = None,
-        bank_cents: int = 0,
-        commission_basis_points: int = 0,
+        cls, *, limits: tuple[int, int], seed: str, shoe_prefix: list[str] | None, **terms: Any
     ) -> Coup:
+        """A coup on the table's terms (table_id, variant, mode, decks, tie_pays, banker_id,
+        bank_cents, commission_basis_points), its shoe fixed by `seed`."""
         return cls(
-            table_id=table_id,
-            variant=variant,
-            mode=mode,
-            decks=decks,
-            tie_pays=tie_pays,
             bet_min_cents=limits[0],
             bet_max_cents=limits[1],
-            banker_id=banker_id,
-            bank_cents=bank_cents,
-            commission_basis_points=commission_basis_points,
             seed=seed,
             seed_commitment=commitment(seed),
             shoe_prefix=list(shoe_prefix or []),
             shuffle_algorithm=SHUFFLE_ALGORITHM,
+            **terms,
         )
-
-    # Read side.
-
-    def stake_of(self, player_id: str) -> int:
-        return sum(self.bets.get(player_id, {}).values())
-
-    @property
-    def total_stake_cents(self) -> int:
-        return sum(map(self.stake_of, self.bets))
-
-    def nets(self) -> dict[str, int]:
-        """What the settled coup came to for each player, the banker too, in cents."""
-        nets: dict[str, int] = {}
-        for payout in self.payouts:
-            nets[payout["player_id"]] = nets.get(payout["player_id"], 0) + payout["net_cents"]
-        if self.banker_id is not None and self.status == SETTLED_STATUS:
-            nets[self.banker_id] = self.banker_net_cents() - self.commission_cents
-        return nets
-
-    def banker_net_cents(self) -> int:
-        """The bank's result against the punters, before the commission."""
-        return -sum(int(payout["net_cents"]) for payout in self.payouts)
-
-    def casino_net_cents(self) -> int:
-        """The house's result: the bank's at a house table, the commission at another."""
-        if self.banker_id is None:
-            return self.banker_net_cents()
-        return self.commission_cents
-
-    def spot_stakes(self) -> dict[str, int]:
-        stakes: dict[str, int] = {}
-        for spots in self.bets.values():
-            for spot, cents in spots.items():
-                stakes[spot] = stakes.get(spot, 0) + cents
-        return stakes
-
-    def choices(self) -> dict[str, str]:
-        """Each hand's choice so far, as the tableau reads it."""
-        return {decision["hand"]: decision["action"] for decision in self.decisions}
-
-    def totals(self) -> dict[str, int]:
-        return {hand: hand_total(cards) for hand, cards in self.hands.items() if cards}
 
     # Commands: each validates, then triggers its events.
 
@@ -211,7 +158,7 @@ class Coup(CommittedRound, Aggregate):
 
     def remove_bet(self, player_id: str, spot: str) -> int:
         """Take one player's stake on a spot back before the deal; return how much."""
-        self._check_open()
+        self._check_removable(player_id)
         amount = self.bets.get(player_id, {}).get(spot, 0)
         if not amount:
             raise NoStakeOnSpot(f"{player_id} has no stake on {spot[:40]} to remove")
@@ -221,30 +168,55 @@ class Coup(CommittedRound, Aggregate):
         self._bet_removed(player_id, spot, amount)
         return amount
 
+    def cancel_bets(self, player_id: str) -> int:
+        """Take every stake of one player back before the deal; return how much. Each
+        goes at once, so no step between is judged against the table's minimum."""
+        self._check_removable(player_id)
+        spots = sorted(self.bets.get(player_id, {}).items())
+        if not spots:
+            raise NoBets(f"{player_id} has no bets in this coup to cancel")
+        for spot, cents in spots:
+            self._bet_removed(player_id, spot, cents)
+        return sum(cents for _, cents in spots)
+
     def deal(
-        self, rules: TableGameRules, playing: dict[str, str], absent: set[str], deadline: str
+        self, rules: TableGameRules, order: list[str], absent: set[str], deadline: str
     ) -> None:
-        """Deal the first cards, then play on until the coup is over or a choice is owed."""
+        """Deal the first cards, then play on until the coup is over or a choice is owed.
+        Who plays each hand follows from the bets and the play order, both recorded."""
         self._check_open()
         if not self.bets:
             raise NoBets("place at least one bet before the deal")
+        playing = rules.choosers(self.bets, order, self.banker_id)
         if playing:
-            self._players_chosen(playing)
+            self._players_chosen(playing, order)
         stakes = self.spot_stakes()
         for hand in rules.deal_order:
             self._card_dealt(hand, self._next_card(), self.shoe_position)
         self._play_on(rules, absent, deadline, stakes)
 
     def choose(
-        self, rules: TableGameRules, player_id: str, action: str, absent: set[str], deadline: str
+        self,
+        rules: TableGameRules,
+        player_id: str,
+        action: str,
+        now: datetime.datetime,
+        absent: set[str],
+        deadline: str,
     ) -> None:
-        """The choice owed by `player_id`, made by them."""
+        """The choice owed by `player_id`, made by them before its deadline."""
         pending = self._pending()
         if pending["player_id"] != player_id:
             raise NotYourDecision(
                 f"{player_id} owes no choice in this coup: {pending['player_id']} chooses "
                 f"for the {pending['hand']} hand",
                 owed_by=pending["player_id"],
+            )
+        if now >= datetime.datetime.fromisoformat(pending["deadline"]):
+            raise IllegalAction(
+                f"the time to choose ran out at {pending['deadline']}: the system makes "
+                "the choice, as the rules say",
+                deadline=pending["deadline"],
             )
         if action not in pending["actions"]:
             raise IllegalAction(
@@ -253,7 +225,7 @@ class Coup(CommittedRound, Aggregate):
         self._decision_made(pending["hand"], action, player_id, BY_PLAYER)
         self._play_on(rules, absent, deadline, self.spot_stakes())
 
-    def choose_for_the_absent(self, rules: TableGameRules, absent: set[str], deadline: str) -> None:
+    def choose_by_system(self, rules: TableGameRules, absent: set[str], deadline: str) -> None:
         """The choice owed, made by the system as the rules say (rules.md 2.3, 4)."""
         pending = self._pending()
         self._decision_made(pending["hand"], pending["default"], pending["player_id"], BY_SYSTEM)
@@ -310,6 +282,12 @@ class Coup(CommittedRound, Aggregate):
         if self.status != OPEN:
             raise RoundNotOpen(f"coup {self.round_id} is {self.status}, not open for bets")
 
+    def _check_removable(self, player_id: str) -> None:
+        """A banco binds (rules.md 2.3): called, it stands until the coup is over."""
+        self._check_open()
+        if self.banco is not None and self.banco["player_id"] == player_id:
+            raise BancoCalled(f"{player_id} called banco: it stands until the coup is over")
+
     def _check_player_total(self, player_id: str, total_cents: int) -> None:
         limits = (self.bet_min_cents, self.bet_max_cents)
         check_player_total(player_id, total_cents, self.stake_of(player_id), limits)
@@ -328,8 +306,9 @@ class Coup(CommittedRound, Aggregate):
             del self.bets[player_id]
 
     @event("PlayersChosen", topic="casino:Coup.PlayersChosen")
-    def _players_chosen(self, playing: dict[str, str]) -> None:
+    def _players_chosen(self, playing: dict[str, str], order: list[str] | None = None) -> None:
         self.playing = dict(playing)
+        self.play_order = list(order or [])  # None in coups stored before it was recorded
 
     @event("CardDealt", topic="casino:Coup.CardDealt")
     def _card_dealt(self, hand: str, card: str, position: int) -> None:
@@ -354,16 +333,10 @@ class Coup(CommittedRound, Aggregate):
 
     @event("PayoutMade", topic="casino:Coup.PayoutMade")
     def _payout_made(self, player_id: str, spot: str, stake_cents: int, net_cents: int) -> None:
-        self.payouts.append(
-            {
-                "player_id": player_id,
-                "spot": spot,
-                "stake_cents": stake_cents,
-                "net_cents": net_cents,
-            }
-        )
+        payout = {"player_id": player_id, "spot": spot, "stake_cents": stake_cents}
+        self.payouts.append({**payout, "net_cents": net_cents})
 
-    @event("BancoCalled", topic="casino:Coup.BancoCalled")
+    @event("BancoCalled", topic=BANCO_CALLED)
     def _banco_called(self, player_id: str, spot: str, amount_cents: int, suivi: bool) -> None:
         self.banco = {"player_id": player_id, "spot": spot, "suivi": suivi}
         self.bets[player_id] = {spot: amount_cents}

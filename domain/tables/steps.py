@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime
 
 from domain.baccarat.rules import points_for_stake
-from domain.errors import InvalidLimits, NoBank, NoBets
+from domain.errors import InvalidLimits, NoBank
 from domain.money import CENTS_PER_DOLLAR, format_cents
 from domain.player import Player, load_player
 from domain.settings import GameSettings, TableSettings
@@ -41,6 +41,11 @@ def open_table(
     bank_min, bank_max = bank_limits or (defaults.bank_min_cents, defaults.bank_max_cents)
     if bank_limits is not None or defaults.bank_max_cents:
         _check_limits(game, bank_min, bank_max, defaults.bank_min_cents, defaults.bank_max_cents)
+    if rules_of(game).player_banked and bet_min > bank_max:
+        raise InvalidLimits(
+            f"a {game} table's minimum bet, {format_cents(bet_min)}, is above the largest "
+            f"bank it allows, {format_cents(bank_max)}: no bet could be covered"
+        )
     table = Table(game, mode, bet_min, bet_max, bank_min, bank_max)
     unit.add(table)
     return table
@@ -57,15 +62,27 @@ def sit(unit: Unit, table: Table, player_id: str, seat: str) -> Table:
     return table
 
 
-def leave(unit: Unit, table: Table, player_id: str, reason: str = "left the table") -> Table:
+def leave(
+    unit: Unit,
+    settings: TableSettings,
+    table: Table,
+    player_id: str,
+    now: datetime.datetime,
+    reason: str = "left the table",
+) -> Coup | None:
     """The seat frees at once, or when the coup ends if it holds the player's stakes (a
-    banker's bank among them); a banker leaving between coups withdraws the bank."""
+    banker's bank among them); a banker leaving between coups withdraws the bank, an
+    offer of it passes on, and a choice they owe is made by the system at once
+    (rules.md 4). Returns the coup in play if it holds their stakes."""
     if table.banker == player_id and table.round_id is None:
         bank_steps.withdraw(unit, table, player_id)
-    holds = _holds_stakes(unit, table, player_id)
-    if table.leave(player_id, holds, reason):
+    bank_steps.pass_offer_on(table, player_id)
+    coup = _coup_holding_stakes(unit, table, player_id)
+    if table.leave(player_id, coup is not None, reason):
         load_player(unit, player_id).give_up_seat(table.table_id)
-    return table
+    if coup is not None:
+        choose_when_due(unit, settings, coup, now)
+    return coup
 
 
 def open_coup(unit: Unit, games: GameSettings, table: Table, shoe_prefix: list[str] | None) -> Coup:
@@ -106,19 +123,16 @@ def remove_bet(unit: Unit, coup: Coup, player_id: str, spot: str) -> None:
 
 def cancel_bets(unit: Unit, coup: Coup, player_id: str) -> None:
     """Take every stake of one player back before the deal."""
-    spots = sorted(coup.bets.get(player_id, {}))
-    if not spots:
-        raise NoBets(f"{player_id} has no bets in this coup to cancel")
-    for spot in spots:
-        remove_bet(unit, coup, player_id, spot)
+    amount = coup.cancel_bets(player_id)
+    load_wallet(unit, player_id, coup.mode).release(coup.round_id, amount)
 
 
 def deal(unit: Unit, settings: TableSettings, coup: Coup, now: datetime.datetime) -> None:
     """Play the coup until it is over, settling every player, or a choice is owed."""
     table = load_table(unit, coup.table_id)
     rules = rules_of(coup.variant)
-    playing = rules.choosers(coup.bets, table.play_order(after=table.banker), table.banker)
-    coup.deal(rules, playing, set(table.leaving), _deadline(settings, now))
+    order = table.play_order(after=table.banker)
+    coup.deal(rules, order, set(table.leaving), _deadline(settings, now))
     _settle_if_over(unit, coup, table)
 
 
@@ -132,7 +146,7 @@ def choose(
 ) -> None:
     table = load_table(unit, coup.table_id)
     rules, absent = rules_of(coup.variant), set(table.leaving)
-    coup.choose(rules, player_id, action, absent, _deadline(settings, now))
+    coup.choose(rules, player_id, action, now, absent, _deadline(settings, now))
     _settle_if_over(unit, coup, table)
 
 
@@ -148,7 +162,7 @@ def choose_when_due(
     overdue = datetime.datetime.fromisoformat(pending["deadline"]) <= now
     if not overdue and pending["player_id"] not in absent:
         return False
-    coup.choose_for_the_absent(rules_of(coup.variant), absent, _deadline(settings, now))
+    coup.choose_by_system(rules_of(coup.variant), absent, _deadline(settings, now))
     _settle_if_over(unit, coup, table)
     return True
 
@@ -173,16 +187,13 @@ def disconnect(
 ) -> list[dict[str, str]]:
     """At each table the player sits at: their bets stand and the coup goes on; the
     seat frees when it ends (at once without one); a choice they owe is made by the
-    system at once (rules.md 4). Returns the coups affected."""
+    system at once (rules.md 4). Returns the coups that hold their stakes."""
     affected = []
     for table_id in list(player.table_seats):
         table = load_table(unit, table_id)
-        leave(unit, table, player.player_id, "disconnected")
-        if table.round_id is None:
-            continue
-        coup = load_coup(unit, table.round_id)
-        choose_when_due(unit, settings, coup, now)
-        affected.append({"round_id": coup.round_id, "effect": "bets stand; the coup goes on"})
+        coup = leave(unit, settings, table, player.player_id, now, "disconnected")
+        if coup is not None:
+            affected.append({"round_id": coup.round_id, "effect": "bets stand; the coup goes on"})
     return affected
 
 
@@ -221,10 +232,12 @@ def _end_coup(unit: Unit, coup: Coup, table: Table) -> None:
         load_player(unit, player_id).give_up_seat(table.table_id)
 
 
-def _holds_stakes(unit: Unit, table: Table, player_id: str) -> bool:
+def _coup_holding_stakes(unit: Unit, table: Table, player_id: str) -> Coup | None:
+    """The coup in play, if the player has a stake in it or holds its bank."""
     if table.round_id is None:
-        return False
-    return player_id == table.banker or load_coup(unit, table.round_id).stake_of(player_id) > 0
+        return None
+    coup = load_coup(unit, table.round_id)
+    return coup if player_id == table.banker or coup.stake_of(player_id) else None
 
 
 def _deadline(settings: TableSettings, now: datetime.datetime) -> str:

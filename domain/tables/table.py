@@ -23,6 +23,7 @@ from domain.errors import (
     UnknownTable,
 )
 from domain.money import format_cents
+from domain.tables.chemin_de_fer import CHEMIN_DE_FER
 from domain.unit import Unit, parse_public_id
 
 OPEN, IN_COUP = "open", "in_coup"
@@ -61,6 +62,7 @@ class Table(Aggregate):
         self.banker: str | None = None
         self.bank_cents = 0
         self.bank_offered_to: str | None = None
+        self.bank_ever_offered = False  # a new table's first sitter is offered the bank
         self.declined: list[str] = []  # who declined the offer going round now
         self.banco_suivi: str | None = None  # lost a banco last coup: may call again first
         self.failed_bancos: dict[str, int] = {}  # en banque: three bar a player
@@ -184,8 +186,8 @@ class Table(Aggregate):
         return bank
 
     def banco_settled(self, player_id: str, won: bool) -> None:
-        """Who may call banco next: the loser, first (banco suivi); at en banque a
-        loss counts towards the three that bar a player."""
+        """A banco won or lost: at chemin de fer the loser may call first next coup
+        (banco suivi); at en banque a loss counts towards the three that bar a player."""
         self._banco_settled(player_id, won)
 
     def open_coup(self, round_id: str) -> None:
@@ -236,6 +238,7 @@ class Table(Aggregate):
     @event("BankOffered", topic="casino:Table.BankOffered")
     def _bank_offered(self, player_id: str | None) -> None:
         self.bank_offered_to = player_id
+        self.bank_ever_offered = True
         if player_id is None:
             self.declined = []
 
@@ -263,8 +266,9 @@ class Table(Aggregate):
 
     @event("BancoSettled", topic="casino:Table.BancoSettled")
     def _banco_settled(self, player_id: str, won: bool) -> None:
-        self.banco_suivi = None if won else player_id
-        if not won:
+        if self.game == CHEMIN_DE_FER:
+            self.banco_suivi = None if won else player_id
+        elif not won:
             self.failed_bancos[player_id] = self.failed_bancos.get(player_id, 0) + 1
 
     @event("CoupOpened", topic="casino:Table.CoupOpened")

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode
 
 from fastapi import Depends, Request
 from fastapi.responses import JSONResponse
@@ -88,10 +89,11 @@ def _note_ids_for_the_log(request: Request, body: bytes) -> None:
 
 def _target(request: Request) -> str:
     """The path, with the query when there is one (`?player_id=` names whose stake a
-    DELETE takes back). Without a query it is the path alone, as receipts stored
+    DELETE takes back), decoded and sorted, so a retry spelling the same query
+    another way matches. Without a query it is the path alone, as receipts stored
     before queries counted were fingerprinted."""
-    query = request.url.query
-    return f"{request.url.path}?{query}" if query else request.url.path
+    pairs = sorted(parse_qsl(request.url.query, keep_blank_values=True))
+    return f"{request.url.path}?{urlencode(pairs)}" if pairs else request.url.path
 
 
 def _fingerprint(method: str, path: str, body: bytes) -> str:

@@ -7,7 +7,8 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
-from domain.application import Reconnection, check_history_available
+from domain.blackjack.interruptions import Reconnection
+from domain.rounds import check_history_available
 from infra.http.auth import READ
 from infra.http.bodies import MoneyMovement, NewPlayer, PointsAdjustment, cents_of
 from infra.http.idempotency import Command, operator_command, service_command

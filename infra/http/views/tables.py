@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.baccarat.rules import TIE
 from domain.money import format_cents
 from domain.rounds import secrets_revealed
 from domain.tables.coup import SETTLED_STATUS, Coup
+from domain.tables.games import rules_of
 from domain.tables.table import Table, seat_order
 
 
@@ -47,7 +49,7 @@ def coup_view(coup: Coup) -> dict[str, Any]:
         "seed": coup.seed if secrets_revealed(coup.status) else None,
         "shuffle_algorithm": coup.shuffle_algorithm,
         "decks": coup.decks,
-        "tie_pays": coup.tie_pays,
+        "tie_pays": coup.tie_pays if TIE in rules_of(coup.variant).spots else None,
         "limits": {
             "min": format_cents(coup.bet_min_cents),
             "max": format_cents(coup.bet_max_cents),

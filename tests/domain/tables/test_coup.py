@@ -5,6 +5,7 @@ Punto banco owes no choice, so the choices are tested through a game made for th
 test (`CHOOSING`): whoever plays the punto hand chooses to draw or stand on a 5.
 """
 
+import datetime
 from collections.abc import Mapping, Sequence
 
 import pytest
@@ -21,7 +22,7 @@ from domain.errors import (
 )
 from domain.tables.coup import Coup
 from domain.tables.punto_banco import PUNTO_BANCO_RULES
-from domain.tables.tableau import Choice, Draw, Over, Step, TableGameRules
+from domain.tables.tableau import Choice, Draw, Over, Step, TableGameRules, highest_stake
 from tests.domain.events import given, kinds, then
 
 SEED = "00" * 32
@@ -40,6 +41,13 @@ def choosing_tableau(
     return Over(outcome_of(hand_total(player), hand_total(banker)))
 
 
+def punto_by_highest_stake(
+    bets: Mapping[str, Mapping[str, int]], order: Sequence[str], banker: str | None
+) -> dict[str, str]:
+    punter = highest_stake(bets, order, PLAYER)
+    return {"punto": punter} if punter is not None else {}
+
+
 CHOOSING = TableGameRules(
     name="choosing",
     seats=("1", "2", "3"),
@@ -47,13 +55,17 @@ CHOOSING = TableGameRules(
     deal_order=(PLAYER, BANKER, PLAYER, BANKER),
     tableau=choosing_tableau,
     bet_net=PUNTO_BANCO_RULES.bet_net,
+    choosers=punto_by_highest_stake,
 )
+ORDER = ["ann", "bob", "cat"]
+BEFORE = datetime.datetime.fromisoformat(DEADLINE) - datetime.timedelta(seconds=1)
 FIVE = ["2", "K", "3", "9", "4"]  # player 2,3 = 5: a choice; banker K,9 = 9; then a 4
 
 
 def opened(shoe: list[str] = EXAMPLE, variant: str = "punto_banco") -> Coup:
     return Coup.open(table_id="t1", variant=variant, mode="real", decks=8, tie_pays=8,
-                     limits=(500, 10_000), seed=SEED, shoe_prefix=shoe)  # fmt: skip
+                     limits=(500, 10_000), seed=SEED, shoe_prefix=shoe, banker_id=None,
+                     bank_cents=0, commission_basis_points=0)  # fmt: skip
 
 
 def betting(*bets: tuple[str, str, int], shoe: list[str] = EXAMPLE) -> Coup:
@@ -101,7 +113,7 @@ def test_a_player_takes_back_only_their_own_stake() -> None:
 
 def test_the_deal_plays_the_coup_once_and_pays_every_player_and_spot() -> None:
     coup = betting(("ann", "player", 1000), ("bob", "banker", 2000), ("bob", "tie", 500))
-    coup.deal(PUNTO_BANCO_RULES, {}, set(), DEADLINE)
+    coup.deal(PUNTO_BANCO_RULES, ORDER, set(), DEADLINE)
     events = then(coup)
     assert [kind for kind, _ in events] == ["CardDealt"] * 4 + ["ThirdCardDrawn"] * 2 + [
         "PayoutMade"
@@ -127,21 +139,21 @@ def test_the_deal_plays_the_coup_once_and_pays_every_player_and_spot() -> None:
 
 def test_a_coup_without_bets_is_not_dealt() -> None:
     with pytest.raises(NoBets):
-        betting().deal(PUNTO_BANCO_RULES, {}, set(), DEADLINE)
+        betting().deal(PUNTO_BANCO_RULES, ORDER, set(), DEADLINE)
 
 
 def test_a_choice_is_owed_by_the_participant_who_plays_the_hand() -> None:
     coup = betting(("ann", "player", 1000), ("bob", "player", 500), shoe=FIVE)
-    coup.deal(CHOOSING, {"punto": "ann"}, set(), DEADLINE)
+    coup.deal(CHOOSING, ORDER, set(), DEADLINE)
     assert kinds(coup)[-1] == "DecisionOwed"
     assert coup.pending == {"player_id": "ann", "hand": "player", "actions": ["draw", "stand"],
                             "default": "draw", "deadline": DEADLINE}  # fmt: skip
     with pytest.raises(NotYourDecision) as refused:
-        coup.choose(CHOOSING, "bob", "stand", set(), DEADLINE)
+        coup.choose(CHOOSING, "bob", "stand", BEFORE, set(), DEADLINE)
     assert refused.value.facts == {"owed_by": "ann"}
     with pytest.raises(IllegalAction):
-        coup.choose(CHOOSING, "ann", "hit", set(), DEADLINE)
-    coup.choose(CHOOSING, "ann", "stand", set(), DEADLINE)
+        coup.choose(CHOOSING, "ann", "hit", BEFORE, set(), DEADLINE)
+    coup.choose(CHOOSING, "ann", "stand", BEFORE, set(), DEADLINE)
     events = then(coup)
     assert events[0] == (
         "DecisionMade",
@@ -152,7 +164,7 @@ def test_a_choice_is_owed_by_the_participant_who_plays_the_hand() -> None:
 
 def test_the_system_makes_the_choice_of_an_absent_participant_as_the_rules_say() -> None:
     coup = betting(("ann", "player", 1000), shoe=FIVE)
-    coup.deal(CHOOSING, {"punto": "ann"}, {"ann"}, DEADLINE)
+    coup.deal(CHOOSING, ORDER, {"ann"}, DEADLINE)
     events = then(coup)
     assert "DecisionOwed" not in [kind for kind, _ in events]
     assert ("DecisionMade", {"hand": "player", "action": "draw", "player_id": "ann",
@@ -162,16 +174,44 @@ def test_the_system_makes_the_choice_of_an_absent_participant_as_the_rules_say()
 
 def test_a_choice_not_made_in_time_is_made_by_the_system() -> None:
     coup = betting(("ann", "player", 1000), shoe=FIVE)
-    coup.deal(CHOOSING, {"punto": "ann"}, set(), DEADLINE)
+    coup.deal(CHOOSING, ORDER, set(), DEADLINE)
     coup.collect_events()
-    coup.choose_for_the_absent(CHOOSING, set(), DEADLINE)
+    coup.choose_by_system(CHOOSING, set(), DEADLINE)
     assert then(coup)[0] == (
         "DecisionMade",
         {"hand": "player", "action": "draw", "player_id": "ann", "by": "system"},
     )
     assert (coup.status, coup.outcome) == ("settled", "tie")
     with pytest.raises(IllegalAction, match="no choice is owed"):
-        coup.choose_for_the_absent(CHOOSING, set(), DEADLINE)
+        coup.choose_by_system(CHOOSING, set(), DEADLINE)
+
+
+def test_a_choice_is_refused_once_its_time_has_run_out() -> None:
+    coup = betting(("ann", "player", 1000), shoe=FIVE)
+    coup.deal(CHOOSING, ORDER, set(), DEADLINE)
+    coup.collect_events()
+    at_the_deadline = datetime.datetime.fromisoformat(DEADLINE)
+    with pytest.raises(IllegalAction, match="ran out") as refused:
+        coup.choose(CHOOSING, "ann", "stand", at_the_deadline, set(), DEADLINE)
+    assert refused.value.facts == {"deadline": DEADLINE}
+    assert then(coup) == [] and coup.pending is not None
+
+
+def test_who_plays_the_hand_and_the_play_order_are_recorded_at_the_deal() -> None:
+    coup = betting(("cat", "player", 1000), ("bob", "player", 1000), shoe=FIVE)
+    coup.deal(CHOOSING, ORDER, set(), DEADLINE)
+    assert then(coup)[0] == ("PlayersChosen", {"playing": {"punto": "bob"}, "order": ORDER})
+    assert coup.pending is not None and coup.pending["player_id"] == "bob"
+
+
+def test_cancelling_takes_every_spot_back_at_once_whatever_the_minimum() -> None:
+    coup = betting(("ann", "banker", 500), ("ann", "tie", 100))  # $6 in all; the minimum is $5
+    with pytest.raises(BelowTableMinimum):
+        coup.remove_bet("ann", "banker")  # one at a time, $1 would be left
+    assert coup.cancel_bets("ann") == 600
+    assert kinds(coup) == ["BetRemoved", "BetRemoved"] and coup.bets == {}
+    with pytest.raises(NoBets):
+        coup.cancel_bets("ann")
 
 
 def test_voiding_an_undealt_coup_reveals_its_seed() -> None:

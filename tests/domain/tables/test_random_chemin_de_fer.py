@@ -58,8 +58,10 @@ def step(
     elif coup is not None:
         played = cast(Coup, app.deal(coup).result)
         while played.status == IN_PLAY and played.pending is not None:
-            if who == "late":
-                app.choose_when_due(coup, LATER)
+            if who == "late":  # the system chooses once the deadline is reached
+                app.choose_when_due(
+                    coup, datetime.datetime.fromisoformat(played.pending["deadline"])
+                )
             else:
                 app.act(coup, None, 0, who, player_id=played.pending["player_id"])
             played = cast(Coup, app.round(coup))

@@ -11,7 +11,7 @@ from typing import Any
 from infra.audit.verify import verify
 from infra.store.store import Store
 from infra.workers import DueChoiceWorker
-from tests.conftest import Api, every_store_event
+from tests.conftest import OPERATOR, SERVICE, Api, every_store_event
 from tests.infra.http.helpers import later
 
 BANKER_WINS = ["K", "9", "Q", "K"]  # punto 0, banker 9: a natural
@@ -23,7 +23,7 @@ def table(api: Api, game: str, *seated: str, **limits: str) -> str:
     answer = api.post("/v1/tables", {"game": game, "mode": "real", **limits})
     assert answer.status_code == 201, answer.text
     table_id: str = answer.json()["table_id"]
-    seats = iter(["1", "2", "3", "4"] if game == "chemin_de_fer" else ["R1", "L1", "R2", "L2"])
+    seats = iter(["R1", "L1", "R2", "L2"] if game == "en_banque" else ["1", "2", "3", "4"])
     for player_id in seated:
         api.player(player_id, real="1000.00")
         sit = api.post(
@@ -260,3 +260,56 @@ def test_three_lost_bancos_bar_a_player_and_a_winning_banco_takes_the_bank(
     # ann won 641.49 over three bancos, then the whole bank of 741.49 to cat's.
     assert money(api, "ann")["ann"] == ("900.00", "0.00")
     assert verify(store, None, lambda _: None).problems == []
+
+
+def test_a_banco_binds_and_a_house_table_has_no_bank(api: Api, store: Store) -> None:
+    table_id = table(api, "chemin_de_fer", "ann", "bob")
+    bank(api, table_id, "ann", "100.00")
+    round_id = coup(api, table_id, BANKER_WINS)
+    api.post(f"/v1/rounds/{round_id}/banco", {"player_id": "bob"})
+    before = (money(api, "bob"), len(every_store_event(store)))
+    for taken_back in (f"/v1/rounds/{round_id}/bets?player_id=bob",
+                       f"/v1/rounds/{round_id}/bets/punto?player_id=bob"):  # fmt: skip
+        headers = {**SERVICE, "Idempotency-Key": taken_back}
+        answer = api.client.delete(taken_back, headers=headers)
+        assert (answer.status_code, answer.json()["code"]) == (409, "banco_called")
+    assert (money(api, "bob"), len(every_store_event(store))) == before
+    house = table(api, "punto_banco", "cat")
+    refused = bank(api, house, "cat", "100.00")
+    assert (refused.status_code, refused.json()["code"]) == (409, "house_banked")
+
+
+def test_the_banker_and_a_bancos_caller_are_listed_among_a_coups_players(api: Api) -> None:
+    table_id = table(api, "chemin_de_fer", "ann", "bob", "cat")
+    bank(api, table_id, "ann", "100.00")
+    round_id = coup(api, table_id, PUNTO_WINS)
+    api.post(f"/v1/rounds/{round_id}/banco", {"player_id": "cat"})
+    opened = api.post("/v1/players/ann/reconnect").json()["open_rounds"]
+    assert [r["round_id"] for r in opened] == [round_id]  # the banker's coup is open
+    deal(api, round_id)
+    listed = api.get(f"/v1/rounds?round_id={round_id}", headers=OPERATOR).json()["rounds"]
+    assert listed[0]["players"] == [
+        {"player_id": "ann", "role": "banker"},
+        {"player_id": "cat", "role": "player"},
+    ]
+    for player_id in ("ann", "cat"):
+        mine = api.get(f"/v1/rounds?player_id={player_id}", headers=OPERATOR).json()["rounds"]
+        assert round_id in [r["round_id"] for r in mine]
+
+
+def test_a_retry_spelling_the_same_query_another_way_is_the_same_request(
+    api: Api, store: Store
+) -> None:
+    table_id = table(api, "chemin_de_fer", "ann", "bob")
+    bank(api, table_id, "ann", "100.00")
+    round_id = coup(api, table_id, BANKER_WINS)
+    bet(api, round_id, "bob", "punto", "10.00")
+    headers = {**SERVICE, "Idempotency-Key": "take-back-1"}
+    first = api.client.delete(f"/v1/rounds/{round_id}/bets?player_id=bob", headers=headers)
+    assert first.status_code == 200, first.text
+    events = len(every_store_event(store))
+    for spelling in ("player_id=%62ob", "player_id=bob&"):
+        retry = api.client.delete(f"/v1/rounds/{round_id}/bets?{spelling}", headers=headers)
+        assert retry.status_code == 200, retry.text
+        assert retry.headers["Idempotent-Replayed"] == "true"
+    assert len(every_store_event(store)) == events
