@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from domain.money import format_cents
 from infra.http.auth import REPORT
+from infra.http.problems import Problem
 from infra.http.reading import min_position, projected
 from projections import balances, commission
 
@@ -52,6 +53,12 @@ def commission_report(
     last_day: datetime.date = Query(default=datetime.date.max, alias="to"),
 ) -> dict[str, Any]:
     """P2P commission per UTC day, `from` and `to` inclusive (YYYY-MM-DD)."""
+    if first_day > last_day:
+        raise Problem(
+            422,
+            "invalid_request",
+            f"from ({first_day}) is after to ({last_day}): no day is in between",
+        )
     with projected(request) as cursor:
         days = commission.per_day(cursor, mode, first_day.isoformat(), last_day.isoformat())
     return {
