@@ -13,8 +13,9 @@ from starlette.exceptions import HTTPException
 
 from domain.errors import DomainError
 from infra.config import Settings
+from infra.http.contract import document
 from infra.http.middleware import BodySizeLimit, RequestLog
-from infra.http.problems import Problem, from_domain, from_problem, problem_response
+from infra.http.problems import FIELD_CODES, Problem, from_domain, from_problem, problem_response
 from infra.http.routes import (
     audit_pages,
     health,
@@ -65,6 +66,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
         description="Event-sourced wallets, ledgers and game rounds. Amounts are decimal strings.",
         lifespan=lifespan,
     )
+    api.openapi = lambda: document(api)  # type: ignore[method-assign]
     api.state.store = store
     api.state.settings = settings
     api.state.api_keys = settings.keys()
@@ -120,13 +122,6 @@ def _add_error_handlers(api: FastAPI) -> None:
 
 
 NOT_AN_OBJECT = {"model_attributes_type", "dict_type", "model_type", "missing"}
-# Which field a validation error is about decides its stable code.
-FIELD_CODES = {
-    "amount": "invalid_amount",
-    "mode": "unknown_mode",
-    "player_id": "invalid_player_id",
-    "shoe": "invalid_shoe",
-}
 
 
 def _validation_problem(errors: Any) -> JSONResponse:

@@ -67,6 +67,10 @@ def cents_of(amount: str) -> int:
 
 
 class NewPlayer(Body):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"player_id": "alice", "display_name": "Alice"}]}
+    )
+
     player_id: PlayerId
     display_name: Annotated[
         str,
@@ -76,6 +80,10 @@ class NewPlayer(Body):
 
 
 class MoneyMovement(Body):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"mode": "real", "amount": "250.00"}]}
+    )
+
     mode: Mode
     amount: str = Field(
         max_length=40, description="decimal string, at most two places", examples=["10.00"]
@@ -83,6 +91,10 @@ class MoneyMovement(Body):
 
 
 class PointsAdjustment(Body):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"mode": "real", "change": 50, "reason": "welcome"}]}
+    )
+
     mode: Mode
     change: int = Field(description="whole points, may be negative", examples=[50])
     reason: str = Field(min_length=1, max_length=REASON_LENGTH_MAX)
@@ -92,12 +104,22 @@ class PointsAdjustment(Body):
 
 
 class NewBaccaratRound(Body):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"player_id": "alice", "mode": "real"}]}
+    )
+
     player_id: PlayerId
     mode: Mode
     shoe: list[Card] | None = ShoeField
 
 
 class NewBet(Body):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"spot": "banker", "amount": "10.00"}, {"box": 1, "amount": "5.00"}]
+        }
+    )
+
     spot: str | None = Field(
         default=None, max_length=40, description="baccarat: player, banker or tie"
     )
@@ -121,6 +143,10 @@ class NewBet(Body):
 
 
 class NewBlackjackRound(Body):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"player_id": "alice", "mode": "real", "hall": "2"}]}
+    )
+
     player_id: PlayerId
     mode: Mode
     hall: str = Field(max_length=40, description="a configured hall: 1, 2 or vip", examples=["1"])
@@ -128,6 +154,10 @@ class NewBlackjackRound(Body):
 
 
 class NewAction(Body):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"box": 1, "hand": 0, "action": "stand"}]}
+    )
+
     box: int | None = Field(default=None, ge=1, le=5, description="blackjack: the box in play")
     hand: int = Field(default=0, ge=0, le=1, description="0, or 1 for the second split hand")
     action: Literal[
@@ -144,6 +174,14 @@ class NewAction(Body):
 
 
 class NewDealer(Body):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"player_id": "alice", "mode": "real", "table_type": "I", "auto_confirm": True}
+            ]
+        }
+    )
+
     player_id: PlayerId
     mode: Mode
     table_type: str = Field(max_length=40, examples=["II"], description="I, II or III")
@@ -151,6 +189,10 @@ class NewDealer(Body):
 
 
 class NewTablePlayer(Body):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"player_id": "bob", "mode": "real", "table_type": "I"}]}
+    )
+
     player_id: PlayerId
     mode: Mode
     table_type: str = Field(max_length=40, examples=["II"], description="I, II or III")
@@ -161,6 +203,8 @@ class Confirmation(Body):
 
 
 class Leaving(Body):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"player_id": "bob"}]})
+
     player_id: PlayerId
 
 

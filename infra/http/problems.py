@@ -29,6 +29,15 @@ TITLES = {
 }
 
 
+# Which field a validation error is about decides its stable code.
+FIELD_CODES = {
+    "amount": "invalid_amount",
+    "mode": "unknown_mode",
+    "player_id": "invalid_player_id",
+    "shoe": "invalid_shoe",
+}
+
+
 class Problem(Exception):
     """An error answer raised from the HTTP layer itself."""
 

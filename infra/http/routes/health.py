@@ -7,6 +7,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from infra.http.answers import Health
+from infra.http.contract import answers
+from infra.http.problems import problem_response
 from infra.logs import get_logger
 from infra.store.store import Store
 
@@ -14,7 +17,7 @@ router = APIRouter(tags=["health"])
 log = get_logger("casino.health")
 
 
-@router.get("/v1/health", response_model=None)
+@router.get("/v1/health", **answers(200, Health, (503, "store_unavailable")))
 def health(request: Request) -> dict[str, Any] | JSONResponse:
     """The store answers; how many events the read models are behind the log."""
     store: Store = request.app.state.store
@@ -22,7 +25,7 @@ def health(request: Request) -> dict[str, Any] | JSONResponse:
         head, position = store.projector.head(), store.projector.position()
     except Exception as error:  # Whatever the driver raises, the answer is the same.
         log.warning("health_check_failed", error=repr(error))
-        return JSONResponse({"status": "unavailable", "detail": "the store does not answer"}, 503)
+        return problem_response(503, "store_unavailable", "the store does not answer")
     return {
         "status": "ok",
         "store": store.database.dialect,

@@ -8,7 +8,9 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 
 from domain.money import format_cents
+from infra.http import answers as a
 from infra.http.auth import REPORT
+from infra.http.contract import answers
 from infra.http.problems import Problem
 from infra.http.reading import min_position, projected
 from projections import balances, commission
@@ -18,7 +20,7 @@ router = APIRouter(
 )
 
 
-@router.get("/trial-balance")
+@router.get("/trial-balance", **answers(200, a.TrialBalance))
 def trial_balance(request: Request, mode: Literal["real", "play"] = "real") -> dict[str, Any]:
     with projected(request) as cursor:
         accounts = balances.trial_balance(cursor, mode)
@@ -32,7 +34,7 @@ def trial_balance(request: Request, mode: Literal["real", "play"] = "real") -> d
     }
 
 
-@router.get("/liability")
+@router.get("/liability", **answers(200, a.Liability))
 def liability(request: Request, mode: Literal["real", "play"] = "real") -> dict[str, Any]:
     with projected(request) as cursor:
         balance_cents, held_cents, wallets = balances.liability(cursor, mode)
@@ -45,7 +47,7 @@ def liability(request: Request, mode: Literal["real", "play"] = "real") -> dict[
     }
 
 
-@router.get("/commission")
+@router.get("/commission", **answers(200, a.CommissionReport))
 def commission_report(
     request: Request,
     mode: Literal["real", "play"] = "real",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 
+from domain import errors as e
 from domain.ids import PLAYER_ID_PATTERN
+from infra.http.answers import AuditTrail
+from infra.http.answers_rounds import Round
 from infra.http.auth import READ
 from infra.http.bodies import (
     Banco,
@@ -17,6 +20,7 @@ from infra.http.bodies import (
     NewBlackjackRound,
     cents_of,
 )
+from infra.http.contract import answers
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of, min_position, projected
 from infra.http.views.rounds import audit_view, round_view
@@ -28,9 +32,23 @@ PlayerQuery = Query(
     pattern=PLAYER_ID_PATTERN.pattern,
     description="at a multi-player table: whose stake to take back (required there)",
 )
+RoundId = Annotated[str, Path(max_length=80, description="issued by the server")]
+SpotOrBox = Annotated[
+    str, Path(max_length=40, description="baccarat: the spot; blackjack: the box, 1-5")
+]
+# Every command on a round may find it unknown, over, or interrupted (rules.md 4).
+ON_A_ROUND = (e.UnknownRound, e.RoundNotOpen, e.RoundInterrupted)
+STAKING = (
+    e.InvalidAmount,
+    e.InvalidStake,
+    e.BelowTableMinimum,
+    e.AboveTableMaximum,
+    e.InsufficientFunds,
+)
+OPENING = (e.UnknownPlayer, e.TestModeDisabled, e.InvalidShoe, e.RoundInterrupted)
 
 
-@router.post("/v1/baccarat/rounds", status_code=201)
+@router.post("/v1/baccarat/rounds", **answers(201, Round, *OPENING))
 def open_baccarat_round(
     body: NewBaccaratRound, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
@@ -40,7 +58,7 @@ def open_baccarat_round(
     return command.respond(outcome, 201)
 
 
-@router.post("/v1/blackjack/rounds", status_code=201)
+@router.post("/v1/blackjack/rounds", **answers(201, Round, *OPENING, e.UnknownHall))
 def open_blackjack_round(
     body: NewBlackjackRound, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
@@ -50,9 +68,12 @@ def open_blackjack_round(
     return command.respond(outcome, 201)
 
 
-@router.post("/v1/rounds/{round_id}/bets", status_code=201)
+@router.post(
+    "/v1/rounds/{round_id}/bets",
+    **answers(201, Round, *ON_A_ROUND, *STAKING, e.UnknownSpot, e.InvalidBox),
+)
 def place_bet(
-    round_id: str, body: NewBet, request: Request, command: Command = Depends(service_command)
+    round_id: RoundId, body: NewBet, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     outcome = app_of(request).place_bet.with_receipt(
         command.receipt(round_view), round_id, body.target, cents_of(body.amount), body.player_id
@@ -60,10 +81,15 @@ def place_bet(
     return command.respond(outcome, 201)
 
 
-@router.delete("/v1/rounds/{round_id}/bets/{spot_or_box}")
+@router.delete(
+    "/v1/rounds/{round_id}/bets/{spot_or_box}",
+    **answers(
+        200, Round, *ON_A_ROUND, e.UnknownSpot, e.InvalidBox, e.NoStakeOnSpot, e.NoStakeOnBox
+    ),
+)
 def remove_bet(
-    round_id: str,
-    spot_or_box: str,
+    round_id: RoundId,
+    spot_or_box: SpotOrBox,
     request: Request,
     player_id: str | None = PlayerQuery,
     command: Command = Depends(service_command),
@@ -74,9 +100,9 @@ def remove_bet(
     return command.respond(outcome, 200)
 
 
-@router.delete("/v1/rounds/{round_id}/bets")
+@router.delete("/v1/rounds/{round_id}/bets", **answers(200, Round, *ON_A_ROUND, e.NoBets))
 def cancel_bets(
-    round_id: str,
+    round_id: RoundId,
     request: Request,
     player_id: str | None = PlayerQuery,
     command: Command = Depends(service_command),
@@ -87,25 +113,37 @@ def cancel_bets(
     return command.respond(outcome, 200)
 
 
-@router.post("/v1/rounds/{round_id}/repeat-bets", status_code=201)
+@router.post(
+    "/v1/rounds/{round_id}/repeat-bets",
+    **answers(201, Round, *ON_A_ROUND, *STAKING, e.NoPreviousBets, e.BetsAlreadyPlaced),
+)
 def repeat_bets(
-    round_id: str, request: Request, command: Command = Depends(service_command)
+    round_id: RoundId, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     outcome = app_of(request).repeat_bets.with_receipt(command.receipt(round_view), round_id)
     return command.respond(outcome, 201)
 
 
-@router.post("/v1/rounds/{round_id}/deal")
+@router.post(
+    "/v1/rounds/{round_id}/deal",
+    **answers(200, Round, *ON_A_ROUND, e.NoBets, e.BelowTableMinimum, e.InsufficientFunds),
+)
 def deal(
-    round_id: str, request: Request, command: Command = Depends(service_command)
+    round_id: RoundId, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     outcome = app_of(request).deal.with_receipt(command.receipt(round_view), round_id)
     return command.respond(outcome, 200)
 
 
-@router.post("/v1/rounds/{round_id}/actions")
+@router.post(
+    "/v1/rounds/{round_id}/actions",
+    **answers(200, Round, *ON_A_ROUND, e.IllegalAction, e.InsufficientFunds, e.InvalidBox),
+)
 def act(
-    round_id: str, body: NewAction, request: Request, command: Command = Depends(service_command)
+    round_id: RoundId,
+    body: NewAction,
+    request: Request,
+    command: Command = Depends(service_command),
 ) -> JSONResponse:
     outcome = app_of(request).act.with_receipt(
         command.receipt(round_view), round_id, body.box, body.hand, body.action, body.player_id
@@ -115,7 +153,7 @@ def act(
 
 @router.post("/v1/rounds/{round_id}/banco", status_code=201)
 def banco(
-    round_id: str, body: Banco, request: Request, command: Command = Depends(service_command)
+    round_id: RoundId, body: Banco, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """At a player-banked table: the caller covers the whole bank, other bets returned."""
     outcome = app_of(request).call_banco.with_receipt(
@@ -124,13 +162,19 @@ def banco(
     return command.respond(outcome, 201)
 
 
-@router.get("/v1/rounds/{round_id}", dependencies=[Depends(READ)])
-def get_round(round_id: str, request: Request) -> dict[str, Any]:
+@router.get(
+    "/v1/rounds/{round_id}", dependencies=[Depends(READ)], **answers(200, Round, e.UnknownRound)
+)
+def get_round(round_id: RoundId, request: Request) -> dict[str, Any]:
     return round_view(app_of(request).round(round_id))
 
 
-@router.get("/v1/rounds/{round_id}/audit", dependencies=[Depends(READ), Depends(min_position)])
-def get_audit(round_id: str, request: Request) -> dict[str, Any]:
+@router.get(
+    "/v1/rounds/{round_id}/audit",
+    dependencies=[Depends(READ), Depends(min_position)],
+    **answers(200, AuditTrail, e.UnknownRound),
+)
+def get_audit(round_id: RoundId, request: Request) -> dict[str, Any]:
     round_ = app_of(request).round(round_id)
     with projected(request) as cursor:
         trail = round_trail.trail(cursor, round_.round_id)
