@@ -14,6 +14,7 @@ from starlette.exceptions import HTTPException
 from domain.errors import DomainError
 from infra.config import Settings
 from infra.http.contract import document
+from infra.http.docs import add_docs
 from infra.http.middleware import BodySizeLimit, RequestLog
 from infra.http.problems import FIELD_CODES, Problem, from_domain, from_problem, problem_response
 from infra.http.routes import (
@@ -65,6 +66,8 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
         version="1.0.0",
         description="Event-sourced wallets, ledgers and game rounds. Amounts are decimal strings.",
         lifespan=lifespan,
+        docs_url=None,  # served offline by add_docs
+        redoc_url=None,
     )
     api.openapi = lambda: document(api)  # type: ignore[method-assign]
     api.state.store = store
@@ -78,6 +81,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.include_router(health.router)
     api.include_router(round_index.router)
     api.include_router(audit_pages.router)
+    add_docs(api)
     _add_error_handlers(api)
     # The last added runs outermost: every request is logged, refused ones included.
     api.add_middleware(StrictJsonBodies)
