@@ -63,7 +63,10 @@ def serve(
         )
     store = open_configured_store(settings)
     log.info("starting", store=settings.database_url.split("@")[-1], host=host, port=port)
-    uvicorn.run(create_app(store, settings), host=host, port=port, access_log=False)
+    # No log config of uvicorn's own: its lines go through ours, as JSON (infra/logs.py).
+    uvicorn.run(
+        create_app(store, settings), host=host, port=port, access_log=False, log_config=None
+    )
 
 
 @projections_app.command("run")
