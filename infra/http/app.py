@@ -29,6 +29,7 @@ from infra.http.routes import (
 )
 from infra.http.strict_json import BODY_PROBLEM, StrictJsonBodies
 from infra.logs import get_logger
+from infra.metrics import Metrics
 from infra.store.store import Store
 from infra.workers import (
     AbandonedRoundWorker,
@@ -44,22 +45,27 @@ log = get_logger("casino.http")
 
 
 def create_app(store: Store, settings: Settings, *, background: bool = True) -> FastAPI:
+    metrics = Metrics(store)
+    store.app.observe(metrics)
+    workers: list[PeriodicWorker] = []
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        workers: list[PeriodicWorker] = []
+        started: list[PeriodicWorker] = []
         if background and store.projector_inside:
-            workers.append(ProjectorWorker(store))
+            started.append(ProjectorWorker(store))
         if background:
-            workers += [
-                IdleRoundWorker(store, settings.idle_timeout_seconds),
-                AbandonedRoundWorker(store, settings.resume_window_seconds),
-                DueChoiceWorker(store, settings.decision_seconds),
-            ]
-        for worker in workers:
+            started.append(IdleRoundWorker(store, settings.idle_timeout_seconds))
+            started.append(AbandonedRoundWorker(store, settings.resume_window_seconds))
+            started.append(DueChoiceWorker(store, settings.decision_seconds))
+        for worker in started:
+            worker.observer = metrics
             worker.start()
+        workers.extend(started)
         yield
-        for worker in workers:
+        for worker in started:
             worker.stop()
+            workers.remove(worker)
 
     api = FastAPI(
         title="Casino accounting",
@@ -72,6 +78,8 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.openapi = lambda: document(api)  # type: ignore[method-assign]
     api.state.store = store
     api.state.settings = settings
+    api.state.metrics = metrics
+    api.state.workers = workers  # what readiness looks at
     api.state.api_keys = settings.keys()
     api.include_router(players.router)
     api.include_router(rounds.router)
@@ -86,7 +94,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     # The last added runs outermost: every request is logged, refused ones included.
     api.add_middleware(StrictJsonBodies)
     api.add_middleware(BodySizeLimit, limit=BODY_BYTES_MAX)
-    api.add_middleware(RequestLog)
+    api.add_middleware(RequestLog, observe=metrics.request)
     return api
 
 
