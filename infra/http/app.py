@@ -19,6 +19,7 @@ from infra.http.middleware import BodySizeLimit, RequestLog
 from infra.http.problems import FIELD_CODES, Problem, from_domain, from_problem, problem_response
 from infra.http.routes import (
     audit_pages,
+    events,
     health,
     p2p,
     players,
@@ -89,6 +90,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.include_router(health.router)
     api.include_router(round_index.router)
     api.include_router(audit_pages.router)
+    api.include_router(events.router)
     add_docs(api)
     _add_error_handlers(api)
     # The last added runs outermost: every request is logged, refused ones included.
