@@ -27,6 +27,7 @@ SITTING = (e.UnknownPlayer, e.UnknownTableType, e.AlreadyAtTable, e.RoundInterru
 def sit_as_dealer(
     body: NewDealer, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Sit down to deal at a P2P table of a type, if eligible."""
     app = app_of(request)
     outcome = app.sit_as_dealer.with_receipt(
         command.receipt(lambda table: table_view(app, table)),
@@ -42,6 +43,7 @@ def sit_as_dealer(
 def join_as_player(
     body: NewTablePlayer, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Be matched with the longest-waiting eligible dealer of a table type."""
     app = app_of(request)
     outcome = app.join_as_player.with_receipt(
         command.receipt(lambda table: table_view(app, table)),
@@ -70,6 +72,7 @@ def confirm(
     body: Confirmation | None = None,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
+    """The dealer confirms the next round: it opens for bets, the worst case held."""
     shoe = body.shoe if body is not None else None
     outcome = app_of(request).confirm.with_receipt(command.receipt(round_view), table_id, shoe)
     return command.respond(outcome, 201)
@@ -79,6 +82,7 @@ def confirm(
 def leave(
     table_id: TableId, body: Leaving, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """The dealer or the player leaves the table; an open round is voided."""
     app = app_of(request)
     outcome = app.leave_table.with_receipt(
         command.receipt(lambda table: table_view(app, table)), table_id, body.player_id
@@ -92,6 +96,7 @@ def leave(
     **answers(200, P2PTableWithRound, e.UnknownTable),
 )
 def get_table(table_id: TableId, request: Request) -> dict[str, Any]:
+    """The table, with its current round in full."""
     app = app_of(request)
     table = app.p2p_table(table_id)
     view = table_view(app, table)

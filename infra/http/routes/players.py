@@ -52,6 +52,7 @@ PlayerId = Annotated[
 def register_player(
     body: NewPlayer, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Register a player; both wallets, real and play money, are opened with them."""
     outcome = app_of(request).register_player.with_receipt(
         command.receipt(player_view), body.player_id, body.display_name
     )
@@ -65,6 +66,7 @@ def deposit(
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
+    """Deposit money into a wallet (from the cashier)."""
     outcome = app_of(request).deposit.with_receipt(
         command.receipt(movement_view), player_id, body.mode, cents_of(body.amount)
     )
@@ -81,6 +83,7 @@ def withdraw(
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
+    """Withdraw money from a wallet; never more than is available."""
     outcome = app_of(request).withdraw.with_receipt(
         command.receipt(movement_view), player_id, body.mode, cents_of(body.amount)
     )
@@ -89,6 +92,7 @@ def withdraw(
 
 @router.get("/{player_id}", dependencies=[Depends(READ)], **answers(200, a.Player, UnknownPlayer))
 def get_player(request: Request, player_id: PlayerId) -> dict[str, Any]:
+    """The player."""
     return player_view(app_of(request).player(player_id))
 
 
@@ -98,6 +102,7 @@ def get_player(request: Request, player_id: PlayerId) -> dict[str, Any]:
     **answers(200, a.Wallet, UnknownPlayer),
 )
 def get_wallet(request: Request, mode: Mode, player_id: PlayerId) -> dict[str, Any]:
+    """A wallet as it is now: balance, held in open rounds, available, dealer points."""
     return wallet_view(app_of(request).wallet(player_id, mode))
 
 
@@ -113,6 +118,7 @@ def get_ledger(
     limit: int = Query(default=100, ge=1, le=LEDGER_LIMIT_MAX),
     after: int = Query(default=0, ge=0, le=VERSION_MAX, description="entry_id to continue after"),
 ) -> dict[str, Any]:
+    """A page of the wallet's ledger, oldest first; pass `next_after` back as `after`."""
     app_of(request).wallet(player_id, mode)  # Refuse unknown players first.
     with projected(request) as cursor:
         found = ledger.entries(cursor, player_id, mode, after, limit)
@@ -127,6 +133,7 @@ def get_ledger(
     **answers(200, a.DealerPoints, UnknownPlayer),
 )
 def get_dealer_points(request: Request, player_id: PlayerId, mode: Mode = "real") -> dict[str, Any]:
+    """A wallet's dealer points and their latest 1,000 entries."""
     wallet = app_of(request).wallet(player_id, mode)
     with projected(request) as cursor:
         entries = dealer_points.entries(cursor, player_id, mode)
@@ -143,6 +150,7 @@ def adjust_dealer_points(
     request: Request,
     command: Command = Depends(operator_command),
 ) -> JSONResponse:
+    """An operator adjusts a wallet's dealer points, with a reason."""
     outcome = app_of(request).adjust_points.with_receipt(
         command.receipt(lambda wallet: {"player_id": player_id, "points": wallet.points}),
         player_id,

@@ -22,6 +22,7 @@ router = APIRouter(
 
 @router.get("/trial-balance", **answers(200, a.TrialBalance))
 def trial_balance(request: Request, mode: Literal["real", "play"] = "real") -> dict[str, Any]:
+    """Every account of the mode with its balance; the total is always "0.00"."""
     with projected(request) as cursor:
         accounts = balances.trial_balance(cursor, mode)
     total = sum(cents for _, cents in accounts)
@@ -36,6 +37,7 @@ def trial_balance(request: Request, mode: Literal["real", "play"] = "real") -> d
 
 @router.get("/liability", **answers(200, a.Liability))
 def liability(request: Request, mode: Literal["real", "play"] = "real") -> dict[str, Any]:
+    """Total player balances, what is held in open rounds, and what is available."""
     with projected(request) as cursor:
         balance_cents, held_cents, wallets = balances.liability(cursor, mode)
     return {

@@ -52,6 +52,7 @@ OPENING = (e.UnknownPlayer, e.TestModeDisabled, e.InvalidShoe, e.RoundInterrupte
 def open_baccarat_round(
     body: NewBaccaratRound, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Open a house baccarat round for bets, its shoe committed (`seed_commitment`)."""
     outcome = app_of(request).open_house_round.with_receipt(
         command.receipt(round_view), body.player_id, body.mode, body.shoe
     )
@@ -62,6 +63,7 @@ def open_baccarat_round(
 def open_blackjack_round(
     body: NewBlackjackRound, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Open a blackjack round in a hall for bets, its shoe committed."""
     outcome = app_of(request).open_blackjack_round.with_receipt(
         command.receipt(round_view), body.player_id, body.mode, body.hall, body.shoe
     )
@@ -75,6 +77,7 @@ def open_blackjack_round(
 def place_bet(
     round_id: RoundId, body: NewBet, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Bet on a spot (baccarat) or a box (blackjack); the stake is held."""
     outcome = app_of(request).place_bet.with_receipt(
         command.receipt(round_view), round_id, body.target, cents_of(body.amount), body.player_id
     )
@@ -94,6 +97,7 @@ def remove_bet(
     player_id: str | None = PlayerQuery,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
+    """Take back the whole stake of one spot or box before the deal."""
     outcome = app_of(request).remove_bet.with_receipt(
         command.receipt(round_view), round_id, spot_or_box, player_id
     )
@@ -107,6 +111,7 @@ def cancel_bets(
     player_id: str | None = PlayerQuery,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
+    """Take back every stake of the round before the deal."""
     outcome = app_of(request).cancel_bets.with_receipt(
         command.receipt(round_view), round_id, player_id
     )
@@ -120,6 +125,7 @@ def cancel_bets(
 def repeat_bets(
     round_id: RoundId, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Bet again what the player bet in their last round in that hall and mode (blackjack)."""
     outcome = app_of(request).repeat_bets.with_receipt(command.receipt(round_view), round_id)
     return command.respond(outcome, 201)
 
@@ -131,6 +137,7 @@ def repeat_bets(
 def deal(
     round_id: RoundId, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Deal: baccarat plays the whole coup and settles; blackjack deals and waits for decisions."""
     outcome = app_of(request).deal.with_receipt(command.receipt(round_view), round_id)
     return command.respond(outcome, 200)
 
@@ -145,6 +152,7 @@ def act(
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
+    """A blackjack decision for a box and hand."""
     outcome = app_of(request).act.with_receipt(
         command.receipt(round_view), round_id, body.box, body.hand, body.action, body.player_id
     )
@@ -166,6 +174,7 @@ def banco(
     "/v1/rounds/{round_id}", dependencies=[Depends(READ)], **answers(200, Round, e.UnknownRound)
 )
 def get_round(round_id: RoundId, request: Request) -> dict[str, Any]:
+    """The round, card by card (no secret while it is not over)."""
     return round_view(app_of(request).round(round_id))
 
 
@@ -175,6 +184,7 @@ def get_round(round_id: RoundId, request: Request) -> dict[str, Any]:
     **answers(200, AuditTrail, e.UnknownRound),
 )
 def get_audit(round_id: RoundId, request: Request) -> dict[str, Any]:
+    """Every event of the round in log order, the wallets' included."""
     round_ = app_of(request).round(round_id)
     with projected(request) as cursor:
         trail = round_trail.trail(cursor, round_.round_id)
