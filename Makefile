@@ -44,8 +44,8 @@ $(CHROMIUM):
 	$$sudo apt-get update -qq && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-api-doc: $(STAMP)  ## Write docs/api.md again from the OpenAPI document.
-	$(BIN)/python -m infra.http.api_doc > docs/api.md
+api-doc: $(STAMP)  ## Write docs/api-reference.md again from the OpenAPI document.
+	$(BIN)/python -m infra.http.api_doc > docs/api-reference.md
 
 bench: $(STAMP)  ## Print throughput figures on both stores (PostgreSQL must be up).
 	$(BIN)/python -m benchmarks.run

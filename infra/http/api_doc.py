@@ -1,8 +1,8 @@
-"""docs/api.md, written from the OpenAPI document so that the two cannot drift:
+"""docs/api-reference.md, written from the OpenAPI document so that the two cannot drift:
 `make api-doc` writes it, and a test fails when the file differs from what this
 writes (tests/infra/http/test_api_doc.py).
 
-    python -m infra.http.api_doc > docs/api.md
+    python -m infra.http.api_doc > docs/api-reference.md
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-HEADER = """# The HTTP API
+HEADER = """# The HTTP API, route by route
 
 Written from the OpenAPI document (`/openapi.json`) by `make api-doc`; do not edit
-by hand. README.md explains the conventions (auth, idempotency, problem+json,
-read-your-writes); /docs and /redoc browse the same document.
+by hand. [api.md](api.md) is the contract in prose (conventions, rules, what is
+planned); /docs and /redoc browse the same document.
 
 Every refusal is `application/problem+json`: `{type, title, status, detail, code}`
 plus facts where useful; the codes each status can carry are listed per route.

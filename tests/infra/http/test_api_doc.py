@@ -1,4 +1,4 @@
-"""The prose about the API cannot drift from the OpenAPI document: docs/api.md is
+"""The prose about the API cannot drift from the OpenAPI document: docs/api-reference.md is
 written from it, and the README's route table names exactly its routes, with only
 fields its schemas have."""
 
@@ -30,8 +30,8 @@ def readme_routes() -> Iterator[tuple[str, str, str]]:
 
 
 def test_docs_api_md_is_written_from_the_document(document: dict[str, Any]) -> None:
-    written = (ROOT / "docs" / "api.md").read_text()
-    assert written == write(document), "docs/api.md is out of date: run `make api-doc`"
+    written = (ROOT / "docs" / "api-reference.md").read_text()
+    assert written == write(document), "docs/api-reference.md is out of date: run `make api-doc`"
 
 
 def test_the_readme_route_table_names_every_route_and_no_other(
