@@ -121,6 +121,7 @@ class HistoryEntry(Answer):
     commission: Money
     balance_before: Money
     balance_after: Money
+    bets: list[dict[str, Any]] = Field(description="the player's own bets in the round")
     round: Round
 
 
@@ -182,6 +183,71 @@ class P2PTableWithRound(P2PTable):
     """A P2P table as read, with its current round in full."""
 
     current_round: Round | None
+
+
+# Multi-player tables.
+
+
+class TableLimits(Answer):
+    bet_min: Money
+    bet_max: Money
+    bank_min: Money | None
+    bank_max: Money | None
+
+
+class Seat(Answer):
+    seat: str = Field(examples=["7", "R1"])
+    player_id: str
+    leaving: bool = Field(description="leaves when the coup holding their stakes ends")
+
+
+class Banker(Answer):
+    player_id: str
+    seat: str
+    bank: Money
+
+
+class MultiPlayerTable(Answer):
+    """A punto banco, chemin de fer or en banque table (rules.md 2.2-2.4)."""
+
+    table_id: str
+    game: Literal["punto_banco", "chemin_de_fer", "en_banque"]
+    mode: Mode
+    status: str
+    limits: TableLimits
+    seats: list[Seat]
+    banker: Banker | None
+    bank_offered_to: str | None
+    current_round: Round | None
+    coups_played: int
+
+
+# The round index.
+
+
+class RoundPlayer(Answer):
+    player_id: str
+    role: str = Field(examples=["player", "dealer", "banker"])
+
+
+class IndexedRound(Answer):
+    round_id: str
+    position: int
+    game: str
+    variant: str
+    mode: Mode
+    table_id: str | None
+    status: str
+    players: list[RoundPlayer]
+    started_at: Timestamp
+    ended_at: Timestamp | None
+
+
+class RoundIndex(Answer):
+    """Rounds of every game in the order they opened; `next_after` goes on."""
+
+    rounds: list[IndexedRound]
+    next_after: int | None
 
 
 # A round's audit trail and the event feed.

@@ -8,7 +8,7 @@ that is not over (rules.md 5): `seed` reads null until then, and the dealer's
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
@@ -171,5 +171,64 @@ class BlackjackRound(Part):
     net: BlackjackNet | None
 
 
-class Round(RootModel[Annotated[BaccaratRound | BlackjackRound, Field(discriminator="game")]]):
-    """A round of any game; `game` says which."""
+class PlayerBet(Part):
+    player_id: str
+    spot: str = Field(examples=["punto", "banker", "right", "left", "both"])
+    amount: Money
+
+
+class PerPlayerLimits(Limits):
+    per: Literal["player"]
+
+
+class OwedChoice(Part):
+    player_id: str
+    hand: str
+    actions: list[str] = Field(examples=[["draw", "stand"]])
+    deadline: str = Field(description="ISO 8601, UTC: then the rules choose (`by: system`)")
+
+
+class PlayerPayout(Part):
+    player_id: str
+    spot: str
+    stake: Money
+    net: Money
+
+
+class TableCoup(Part):
+    """A coup at a multi-player table (`variant`: `punto_banco`, `chemin_de_fer`,
+    `en_banque`); `game` is `baccarat`."""
+
+    round_id: str
+    game: Literal["baccarat"]
+    variant: str = Field(examples=["punto_banco", "chemin_de_fer", "en_banque"])
+    status: str = Field(examples=["open", "in_play", "settled", "voided"])
+    mode: Mode
+    table_id: str
+    seed_commitment: str
+    seed: str | None = Field(description="null until the coup is settled or voided")
+    shuffle_algorithm: str
+    decks: int
+    tie_pays: int
+    limits: PerPlayerLimits
+    bets: list[PlayerBet]
+    total_stake: Money
+    hands: dict[str, BaccaratHand]
+    playing: dict[str, str] = Field(description="who plays each punters' hand")
+    next: OwedChoice | None = Field(description="the choice owed, while one is")
+    decisions: list[dict[str, Any]] = Field(description="`{hand, action, by}`")
+    outcome: Any = Field(description="once settled: per hand or the coup's winner")
+    payouts: list[PlayerPayout]
+    banker_id: str | None
+    banco: dict[str, Any] | None
+    bank_before: Money | None
+    bank_after: Money | None
+    commission: Money | None
+    net: dict[str, Money] | None
+    casino_net: Money | None
+    void_reason: str | None
+
+
+class Round(RootModel[BaccaratRound | BlackjackRound | TableCoup]):
+    """A round of any game: `game` says which, and for baccarat `variant` says whether
+    it is a house or P2P round or a coup at a multi-player table."""

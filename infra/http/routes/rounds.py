@@ -45,6 +45,8 @@ STAKING = (
     e.AboveTableMaximum,
     e.InsufficientFunds,
 )
+# At a multi-player table, a bet names its player (rules.md 2.2-2.4).
+AT_A_TABLE = (e.NotSeated, e.BankerCannotBet, e.BankCovered, e.UnknownPlayer)
 OPENING = (e.UnknownPlayer, e.TestModeDisabled, e.InvalidShoe, e.RoundInterrupted)
 
 
@@ -72,7 +74,7 @@ def open_blackjack_round(
 
 @router.post(
     "/v1/rounds/{round_id}/bets",
-    **answers(201, Round, *ON_A_ROUND, *STAKING, e.UnknownSpot, e.InvalidBox),
+    **answers(201, Round, *ON_A_ROUND, *STAKING, *AT_A_TABLE, e.UnknownSpot, e.InvalidBox),
 )
 def place_bet(
     round_id: RoundId, body: NewBet, request: Request, command: Command = Depends(service_command)
@@ -144,7 +146,15 @@ def deal(
 
 @router.post(
     "/v1/rounds/{round_id}/actions",
-    **answers(200, Round, *ON_A_ROUND, e.IllegalAction, e.InsufficientFunds, e.InvalidBox),
+    **answers(
+        200,
+        Round,
+        *ON_A_ROUND,
+        e.IllegalAction,
+        e.InsufficientFunds,
+        e.InvalidBox,
+        e.NotYourDecision,
+    ),
 )
 def act(
     round_id: RoundId,
@@ -159,7 +169,10 @@ def act(
     return command.respond(outcome, 200)
 
 
-@router.post("/v1/rounds/{round_id}/banco", status_code=201)
+@router.post(
+    "/v1/rounds/{round_id}/banco",
+    **answers(201, Round, *ON_A_ROUND, e.BancoRefused, e.InsufficientFunds, e.NotSeated),
+)
 def banco(
     round_id: RoundId, body: Banco, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
