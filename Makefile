@@ -5,9 +5,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # The browser tests (tests/browser): playwright-core from npm drives Debian's chromium.
 BROWSER_STAMP := tests/browser/node_modules/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test lint typecheck pytest browser-deps bench clean
+.PHONY: run test lint typecheck pytest browser-deps bench clean api-doc
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +17,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-run: $(STAMP)  ## Serve the API on the embedded SQLite store (var/casino.sqlite).
-	$(BIN)/casino serve
+run: $(STAMP)  ## Serve the API on the embedded SQLite store (var/casino.sqlite); HOST= PORT=
+	$(BIN)/casino serve --host $(HOST) --port $(PORT)
 
 test: lint typecheck pytest  ## Everything CI checks.
 
@@ -41,6 +43,9 @@ $(CHROMIUM):
 	if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
 	$$sudo apt-get update -qq && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+api-doc: $(STAMP)  ## Write docs/api-reference.md again from the OpenAPI document.
+	$(BIN)/python -m infra.http.api_doc > docs/api-reference.md
 
 bench: $(STAMP)  ## Print throughput figures on both stores (PostgreSQL must be up).
 	$(BIN)/python -m benchmarks.run

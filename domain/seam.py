@@ -19,7 +19,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 from uuid import UUID
 
 from eventsourcing.application import Application, Repository
@@ -27,7 +27,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, InterfaceError, OperationalError
 from eventsourcing.utils import EnvType
 
-from domain.errors import ConcurrencyExhausted, IdempotencyKeyReused
+from domain.errors import ConcurrencyExhausted, DomainError, IdempotencyKeyReused
 from domain.ids import receipt_uuid
 from domain.player import Player
 from domain.receipt import CommandReceipt
@@ -42,6 +42,41 @@ Sleep = Callable[[float], None]
 ATTEMPTS_MAX = 12
 BACK_OFF_SECONDS_FIRST = 0.001
 BACK_OFF_SECONDS_MAX = 0.1
+
+
+class CommandObserver(Protocol):
+    """Told what the seam does, for metrics; infra passes one in (`CommandSeam.observe`),
+    so the domain counts nothing itself and imports no metrics library."""
+
+    def finished(self, command: str, outcome: str) -> None:
+        """A command ended: `applied`, `replayed`, `refused` (a domain error),
+        `exhausted` (lost every optimistic-concurrency race) or `failed`."""
+        ...
+
+    def retried(self, command: str, reason: str) -> None:
+        """A command runs again: `conflict` (another command saved first), `stale`
+        (it decided on a cached aggregate that had moved on) or `connection`."""
+        ...
+
+    def saved(self, events: int) -> None:
+        """One atomic save wrote this many events (the receipt included)."""
+        ...
+
+    def snapshot_failed(self) -> None: ...
+
+
+class _Unobserved:
+    def finished(self, command: str, outcome: str) -> None:
+        pass
+
+    def retried(self, command: str, reason: str) -> None:
+        pass
+
+    def saved(self, events: int) -> None:
+        pass
+
+    def snapshot_failed(self) -> None:
+        pass
 
 
 @dataclass(frozen=True)
@@ -76,23 +111,54 @@ class CommandSeam(Application[UUID]):
         super().__init__(env)
         self._sleep = sleep or time.sleep  # Between retries; tests may pass one that does not.
         self.snapshot_failures = 0
+        self.observer: CommandObserver = _Unobserved()
         # Queries must see what other processes saved, so they read the store itself.
         # Commands use the cached repository: a stale cached aggregate fails the
         # optimistic-concurrency check, is forgotten, and reloaded.
         self.fresh = Repository(event_store=self.events, snapshot_store=self.snapshots)
 
+    def observe(self, observer: CommandObserver) -> None:
+        """Tell `observer` of every command's outcome, retry and save from now on."""
+        self.observer = observer
+
     def reading(self) -> Unit:
         """A unit for queries: it reads the store, never the commands' cache."""
         return Unit(self.fresh)
 
-    def run(self, command: Callable[[Unit], T], receipt: Receipt[T] | None = None) -> Outcome[T]:
+    def run(
+        self,
+        command: Callable[[Unit], T],
+        receipt: Receipt[T] | None = None,
+        name: str = "command",
+    ) -> Outcome[T]:
+        try:
+            outcome = self._run(command, receipt, name)
+        except ConcurrencyExhausted:
+            self.observer.finished(name, "exhausted")
+            raise
+        except DomainError:
+            self.observer.finished(name, "refused")
+            raise
+        except Exception:
+            self.observer.finished(name, "failed")
+            raise
+        self.observer.finished(name, "replayed" if outcome.replayed else "applied")
+        return outcome
+
+    def _run(
+        self, command: Callable[[Unit], T], receipt: Receipt[T] | None, name: str
+    ) -> Outcome[T]:
+        reason = "stale"  # why the attempt after this one runs, should there be one
         for attempt in range(ATTEMPTS_MAX):
+            if attempt:
+                self.observer.retried(name, reason)
             if receipt is not None:
                 earlier = self._earlier_answer(receipt)
                 if earlier is not None:
                     head = self.recorder.max_notification_id() or 0
                     return Outcome(result=None, answer=earlier, replayed=True, position=head)
             unit = Unit(self.repository)
+            reason = "stale"
             try:
                 result = command(unit)
             except Exception:
@@ -113,14 +179,17 @@ class CommandSeam(Application[UUID]):
                 recordings = self.save(*aggregates)
             except IntegrityError:
                 # Another command saved first: start again from fresh state.
+                reason = "conflict"
                 self._forget(aggregates)
                 self._back_off(attempt)
             except (OperationalError, InterfaceError):
+                reason = "connection"
                 self._forget(aggregates)
                 if receipt is None:
                     raise  # Without a receipt we cannot tell whether the save landed.
                 self._back_off(attempt)  # The receipt tells next time round whether it landed.
             else:
+                self.observer.saved(len(recordings))
                 position = max((r.notification.id for r in recordings), default=0)
                 return Outcome(result=result, answer=answer, replayed=False, position=position)
         raise ConcurrencyExhausted(
@@ -178,6 +247,7 @@ class CommandSeam(Application[UUID]):
             super()._take_snapshots(processing_event)
         except Exception:
             self.snapshot_failures += 1
+            self.observer.snapshot_failed()
 
 
 class BoundCommand(Generic[S, P, T]):
@@ -189,11 +259,19 @@ class BoundCommand(Generic[S, P, T]):
         self.__doc__ = method.__doc__
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
-        return self._seam.run(lambda unit: self._method(self._seam, unit, *args, **kwargs))
+        return self._seam.run(
+            lambda unit: self._method(self._seam, unit, *args, **kwargs), name=self.name
+        )
 
     def with_receipt(self, receipt: Receipt[T], *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
         """Run once per idempotency key: a repeat gets the first answer, changing nothing."""
-        return self._seam.run(lambda unit: self._method(self._seam, unit, *args, **kwargs), receipt)
+        return self._seam.run(
+            lambda unit: self._method(self._seam, unit, *args, **kwargs), receipt, self.name
+        )
+
+    @property
+    def name(self) -> str:
+        return self._method.__name__
 
 
 class CommandMethod(Generic[S, P, T]):

@@ -1,11 +1,22 @@
-"""The `casino` command line (api.md, CLI)."""
+"""The `casino` command line (API.md, CLI).
+
+Every command exits 0 when all holds, 1 on a discrepancy (`audit verify`,
+`projections rebuild --check`) and 2 on a usage or configuration error: a bad
+option or setting, a store that cannot be opened, and, for the commands that
+only read (`audit verify`, `audit replay`, `audit export`, `projections rebuild
+--check`), a store that does not exist - they never create one.
+"""
 
 from __future__ import annotations
 
+import datetime
+import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.progress import Progress
@@ -15,12 +26,36 @@ from infra.config import ConfigError, Settings, load_settings
 from infra.logs import configure_logging, get_logger
 from infra.store.store import Store, open_store
 
-app = typer.Typer(help="Casino accounting: serve the API, check rules, audit the store.")
-projections_app = typer.Typer(help="Read models built from the event log.")
+app = typer.Typer(rich_markup_mode="markdown")  # its help: main_options' docstring
+projections_app = typer.Typer(
+    rich_markup_mode="markdown", help="Read models built from the event log."
+)
 app.add_typer(projections_app, name="projections")
-audit_app = typer.Typer(help="Verify and replay what the store holds.")
+audit_app = typer.Typer(rich_markup_mode="markdown", help="Verify and replay what the store holds.")
 app.add_typer(audit_app, name="audit")
 app.add_typer(rules_app, name="rules")
+
+
+USAGE_ERROR = 2
+DISCREPANCY = 1
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"casino {version('casino-ledger')}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_options(
+    show_version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="print the version"
+    ),
+) -> None:
+    """Casino accounting: serve the API, check rules, audit the store.
+
+    Exit status: 0 all holds, 1 a discrepancy, 2 a usage or configuration error.
+    """
 
 
 def settings_or_exit() -> Settings:
@@ -31,15 +66,56 @@ def settings_or_exit() -> Settings:
         raise typer.Exit(2) from None
 
 
-def open_configured_store(settings: Settings) -> Store:
-    store = open_store(
-        settings.database_url,
-        postgres_schema=settings.postgres_schema,
-        pool_size=settings.db_pool_size,
-        games=settings.games(),
-    )
+def open_configured_store(settings: Settings, *, existing: bool = False) -> Store:
+    """The configured store; with `existing`, only one that is there already (a
+    read-only command never creates one). Exits 2 when it cannot be opened."""
+    if existing:
+        missing = missing_store(settings)
+        if missing is not None:
+            typer.echo(f"no store: {missing} (this command only reads; it creates none)", err=True)
+            raise typer.Exit(USAGE_ERROR)
+    try:
+        store = open_store(
+            settings.database_url,
+            postgres_schema=settings.postgres_schema,
+            pool_size=settings.db_pool_size,
+            games=settings.games(),
+        )
+    except Exception as error:  # Whatever the driver raises: the store is not to be had.
+        typer.echo(f"cannot open the store: {error}", err=True)
+        raise typer.Exit(USAGE_ERROR) from None
     store.projector_inside = settings.projector == "inside"
     return store
+
+
+def missing_store(settings: Settings) -> str | None:
+    """What is missing of the configured store, or None if it is there."""
+    url = settings.database_url
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///"))
+        return None if path.is_file() else f"{path} does not exist"
+    import psycopg
+
+    from infra.store.schema import POSTGRES_EVENTS_TABLE
+
+    table = f"{settings.postgres_schema}.{POSTGRES_EVENTS_TABLE}"
+    try:
+        conninfo = url.replace("postgres://", "postgresql://", 1)
+        with psycopg.connect(conninfo, connect_timeout=5) as connection:
+            found = connection.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+    except psycopg.Error as error:
+        return f"PostgreSQL does not answer: {error}"
+    return None if found and found[0] else f"PostgreSQL has no table {table}"
+
+
+def print_json(value: Any) -> None:
+    typer.echo(json.dumps(value, indent=2, default=_plain))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    return str(value)
 
 
 @app.command()
@@ -63,7 +139,10 @@ def serve(
         )
     store = open_configured_store(settings)
     log.info("starting", store=settings.database_url.split("@")[-1], host=host, port=port)
-    uvicorn.run(create_app(store, settings), host=host, port=port, access_log=False)
+    # No log config of uvicorn's own: its lines go through ours, as JSON (infra/logs.py).
+    uvicorn.run(
+        create_app(store, settings), host=host, port=port, access_log=False, log_config=None
+    )
 
 
 @projections_app.command("run")
@@ -97,28 +176,39 @@ def rebuild(
     check: bool = typer.Option(
         False, "--check", help="only compare; exit 1 if the live read models differ"
     ),
+    as_json: bool = typer.Option(False, "--json", help="print the result as one JSON object"),
 ) -> None:
-    """Rebuild every read model from the events: first aside, to compare with the
-    live ones; then, where they differ, swap the rebuild in, in one transaction."""
+    """Rebuild every read model from the events: first aside, to compare with the live
+    ones; then, where they differ, swap the rebuild in, in one transaction."""
     from infra.audit.rebuild import rebuild as rebuild_read_models
 
-    store = open_configured_store(settings_or_exit())
+    store = open_configured_store(settings_or_exit(), existing=check)
     try:
         with _progress("rebuilding aside", store.projector.head()) as advance:
             comparison = rebuild_read_models(store, advance, replace=not check)
     finally:
         store.close()
-    for difference in comparison.differences:
-        typer.echo(f"DIFFERS: {difference}")
-    if not comparison.differences:
-        typer.echo(
-            "the live read models equal a rebuild from the events up to position "
-            f"{comparison.position}: nothing to replace"
+    differs = bool(comparison.differences)
+    if as_json:
+        print_json(
+            {
+                "position": comparison.position,
+                "holds": not differs,
+                "differences": comparison.differences,
+                "replaced": differs and not check,
+            }
         )
-    elif check:
-        raise typer.Exit(1)
     else:
-        typer.echo("replaced the live read models with the rebuild")
+        for difference in comparison.differences:
+            typer.echo(f"DIFFERS: {difference}")
+        if not differs:
+            typer.echo(
+                "the live read models equal a rebuild from the events up to position "
+                f"{comparison.position}: nothing to replace"
+            )
+        elif not check:
+            typer.echo("replaced the live read models with the rebuild")
+    raise typer.Exit(DISCREPANCY if differs and check else 0)
 
 
 @contextmanager
@@ -135,6 +225,7 @@ def audit_verify(
     anchor: list[str] = typer.Option(
         [], help="POSITION:LINK, a chain link noted earlier (repeatable): must still hold"
     ),
+    as_json: bool = typer.Option(False, "--json", help="print the result as one JSON object"),
 ) -> None:
     """Replay the store: chain, versions, books, every round's cards and payouts."""
     from infra.audit.chain_check import parse_anchor
@@ -144,44 +235,65 @@ def audit_verify(
         anchors = dict(parse_anchor(text) for text in anchor)
     except ValueError as error:
         typer.echo(str(error), err=True)
-        raise typer.Exit(2) from None
-    store = open_configured_store(settings_or_exit())
+        raise typer.Exit(USAGE_ERROR) from None
+    store = open_configured_store(settings_or_exit(), existing=True)
     total = store.projector.head()
     with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
         task = progress.add_task("verifying events", total=total)
         report = verify(store, round_id, lambda batch: progress.advance(task, batch), anchors)
     store.close()
-    for problem in report.problems:
+    head = f"{report.head_position}:{report.head_link}"
+    if as_json:
+        print_json(
+            {
+                "holds": not report.problems,
+                "events": report.events,
+                "rounds": report.rounds,
+                "discrepancies": report.problems,
+                "head": head,
+                "hidden_from": report.hidden_from,
+            }
+        )
+    else:
+        _print_verdict(report.problems, report.events, report.rounds, head, report.hidden_from)
+    raise typer.Exit(DISCREPANCY if report.problems else 0)
+
+
+def _print_verdict(
+    problems: list[str], events: int, rounds: int, head: str, hidden_from: int | None
+) -> None:
+    for problem in problems:
         typer.echo(f"DISCREPANCY: {problem}")
-    verdict = "all holds" if not report.problems else f"{len(report.problems)} discrepancies"
-    typer.echo(f"checked {report.events} events and {report.rounds} rounds: {verdict}")
-    typer.echo(
-        "head of the event chain (note it elsewhere, check it later with --anchor): "
-        f"{report.head_position}:{report.head_link}"
-    )
-    if report.hidden_from is not None:
+    verdict = "all holds" if not problems else f"{len(problems)} discrepancies"
+    typer.echo(f"checked {events} events and {rounds} rounds: {verdict}")
+    typer.echo(f"head of the event chain (note it elsewhere, check it later with --anchor): {head}")
+    if hidden_from is not None:
         typer.echo(
-            f"(links from position {report.hidden_from} on are not shown: they depend on "
+            f"(links from position {hidden_from} on are not shown: they depend on "
             "the seed or hole card of a round not over yet)"
         )
-    raise typer.Exit(1 if report.problems else 0)
 
 
 @audit_app.command("replay")
-def audit_replay(round_id: str) -> None:
+def audit_replay(
+    round_id: str,
+    as_json: bool = typer.Option(False, "--json", help="print the timeline as one JSON object"),
+) -> None:
     """Print one round's timeline, event by event."""
     from domain.errors import DomainError
-    from infra.audit.replay import timeline
+    from infra.audit.replay import timeline, timeline_records
 
-    store = open_configured_store(settings_or_exit())
+    store = open_configured_store(settings_or_exit(), existing=True)
     try:
-        lines = timeline(store, round_id)
+        if as_json:
+            print_json({"round_id": round_id, "events": timeline_records(store, round_id)})
+        else:
+            typer.echo("\n".join(timeline(store, round_id)))
     except DomainError as error:
         typer.echo(error.detail, err=True)
-        raise typer.Exit(2) from None
+        raise typer.Exit(USAGE_ERROR) from None
     finally:
         store.close()
-    typer.echo("\n".join(lines))
 
 
 @audit_app.command("export")
@@ -201,7 +313,7 @@ def audit_export(
     from infra.audit.export import run
 
     status = run(
-        lambda: open_configured_store(settings_or_exit()),
+        lambda: open_configured_store(settings_or_exit(), existing=True),
         since=since,
         until=until,
         from_position=from_position,

@@ -47,7 +47,10 @@ def as_dealt(cards: list[str]) -> list[str]:
 
 ORDERS: dict[str, Reorder] = {"hands": hands_to_deal_order, "deal": as_dealt}
 
-rules_app = typer.Typer(help="Check game rules: deal a coup from given cards, or compute odds.")
+rules_app = typer.Typer(
+    rich_markup_mode="markdown",
+    help="Check game rules: deal a coup from given cards, or compute odds.",
+)
 
 
 @rules_app.callback()

@@ -1,27 +1,78 @@
-"""Structured JSON logs: one line per request (and per start-up warning), to stdout."""
+"""Structured JSON logs: every line on stdout is one JSON object.
+
+Our own lines come from structlog; the libraries' (uvicorn's, the event store's,
+psycopg's) come through the standard `logging` module, whose root handler renders
+them with the same processors (structlog's stdlib integration), so an operator's
+log shipper sees one format. Values bound with structlog's contextvars (the
+request id, for the whole request: `infra/http/middleware.py`) are in every line,
+the libraries' included.
+"""
 
 from __future__ import annotations
 
 import logging
+import sys
+from typing import Any, TextIO
 
 import structlog
 
+SHARED_PROCESSORS: list[Any] = [
+    structlog.contextvars.merge_contextvars,
+    structlog.stdlib.add_log_level,
+    structlog.stdlib.add_logger_name,
+    structlog.processors.TimeStamper(fmt="iso", utc=True),
+]
+# Libraries that say too much at info.
+QUIET_LOGGERS = {
+    "eventsourcing": logging.WARNING,
+    "psycopg.pool": logging.WARNING,
+    "httpx": logging.WARNING,  # a line per request a test client makes
+}
+
+
+class CurrentStdout(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to sys.stdout as it is at each line (tests swap it), not as it was."""
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, _: TextIO) -> None:
+        pass
+
 
 def configure_logging(level: str = "info") -> None:
+    number = logging.getLevelNamesMapping()[level.upper()]
     structlog.configure(
         processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.JSONRenderer(sort_keys=True),
+            *SHARED_PROCESSORS,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[level.upper()]
-        ),
-        # No file given: each line goes to sys.stdout as it is at that moment.
-        logger_factory=structlog.PrintLoggerFactory(),
+        wrapper_class=structlog.make_filtering_bound_logger(number),
+        logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=False,
     )
+    handler = CurrentStdout()
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[*SHARED_PROCESSORS, structlog.stdlib.ExtraAdder()],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                structlog.processors.JSONRenderer(sort_keys=True),
+            ],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(number)
+    for name, quiet in QUIET_LOGGERS.items():
+        logging.getLogger(name).setLevel(max(quiet, number))
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        # uvicorn's own handlers would print plain text: let its lines reach the root.
+        logging.getLogger(name).handlers = []
+        logging.getLogger(name).propagate = True
 
 
 def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import threading
 import time
+from typing import Protocol
 
 from infra.logs import get_logger
 from infra.store.follower import new_event_signal
@@ -19,21 +20,47 @@ LAG_WARN_EVENTS = 10_000
 IDLE_CHECK_SECONDS_MAX = 30.0
 RESUME_CHECK_SECONDS_MAX = 30.0
 CHOICE_CHECK_SECONDS_MAX = 1.0
+HEARTBEAT_SECONDS = 2.0  # How often a projector says it runs (readiness reads it).
+
+
+class WorkerObserver(Protocol):
+    """Told of each pass and action of a worker, for metrics (infra/metrics.py)."""
+
+    def ticked(self, worker: str, failed: bool) -> None: ...
+
+    def acted(self, worker: str, action: str) -> None: ...
+
+
+class _Unobserved:
+    def ticked(self, worker: str, failed: bool) -> None:
+        pass
+
+    def acted(self, worker: str, action: str) -> None:
+        pass
 
 
 class PeriodicWorker:
     """A daemon thread that calls `tick` every interval until stopped; a failed tick is
-    logged and the next one still runs (a store hiccup must not kill the worker)."""
+    logged and the next one still runs (a store hiccup must not kill the worker).
+    `last_pass` is when a pass last ended (time.monotonic()), failed or not."""
 
     name = "worker"
 
     def __init__(self, interval_seconds: float) -> None:
         self.interval_seconds = interval_seconds
+        self.observer: WorkerObserver = _Unobserved()
+        self.last_pass: float | None = None
+        self.started_at: float | None = None
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
     def start(self) -> None:
+        self.started_at = time.monotonic()
         self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
 
     def stop(self) -> None:
         self._stopping.set()
@@ -52,6 +79,10 @@ class PeriodicWorker:
             self.tick()
         except Exception:
             log.exception(f"{self.name}_failed")
+            self.observer.ticked(self.name, failed=True)
+        else:
+            self.observer.ticked(self.name, failed=False)
+        self.last_pass = time.monotonic()
 
 
 class ProjectorWorker(PeriodicWorker):
@@ -69,14 +100,22 @@ class ProjectorWorker(PeriodicWorker):
         self.projector = store.projector
         self.signal = new_event_signal(store)
         self._last_log = 0.0
+        self._last_beat = 0.0
         self._applied_since_log = 0
         super().__init__(0.0 if self.signal.wakes_on_commit else SQLITE_POLL_SECONDS)
 
     def tick(self) -> None:
         self.signal.listen()
         self._applied_since_log += self.projector.catch_up()
+        self._beat()
         self._log_lag()
         self.signal.wait(PROJECTOR_WAKE_SECONDS_MAX)
+
+    def _beat(self) -> None:
+        now = time.monotonic()
+        if now - self._last_beat >= HEARTBEAT_SECONDS:
+            self.projector.beat(time.time())
+            self._last_beat = now
 
     def stop(self) -> None:
         super().stop()
@@ -124,6 +163,7 @@ class IdleRoundWorker(PeriodicWorker):
             if self.store.app.end_idle_round(round_id, cutoff).result:
                 voided.append(round_id)
                 log.info("idle_round_ended", round_id=round_id)
+                self.observer.acted(self.name, "idle_round_ended")
         return voided
 
 
@@ -158,6 +198,7 @@ class AbandonedRoundWorker(PeriodicWorker):
             if self.store.app.finish_abandoned_round(round_id, cutoff).result is not None:
                 finished.append(round_id)
                 log.info("round_finished_by_system", round_id=round_id)
+                self.observer.acted(self.name, "round_finished_by_system")
         return finished
 
 
@@ -189,4 +230,5 @@ class DueChoiceWorker(PeriodicWorker):
             if self.store.app.choose_when_due(round_id, now).result:
                 made.append(round_id)
                 log.info("choice_made_by_system", round_id=round_id)
+                self.observer.acted(self.name, "choice_made_by_system")
         return made

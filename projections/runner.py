@@ -39,6 +39,10 @@ CREATE TABLE IF NOT EXISTS projection_tracking (
     projection TEXT PRIMARY KEY,
     position BIGINT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS projector_heartbeat (
+    projector TEXT PRIMARY KEY,
+    beat_at DOUBLE PRECISION NOT NULL
+);
 """
 READ_MODELS = (
     balances,
@@ -112,6 +116,23 @@ class Projector:
         """The position of the newest event the read models include."""
         with self.database.read() as cursor:
             return position_in(cursor)
+
+    def beat(self, now: float) -> None:
+        """Say that a projector runs, as of `now` (seconds since the epoch): readiness
+        reads it, in whichever process the projector runs (infra/http/routes/health.py)."""
+        with self.database.write() as cursor:
+            cursor.execute(
+                "INSERT INTO projector_heartbeat (projector, beat_at) VALUES (?, ?)"
+                " ON CONFLICT (projector) DO UPDATE SET beat_at = excluded.beat_at",
+                (NAME, now),
+            )
+
+    def heartbeat(self) -> float | None:
+        """When a projector last said it runs, or None if none ever did."""
+        with self.database.read() as cursor:
+            cursor.execute("SELECT max(beat_at) FROM projector_heartbeat")
+            row = cursor.fetchone()
+        return None if row is None or row[0] is None else float(row[0])
 
     def catch_up(self, up_to: int | None = None) -> int:
         """Apply every event not yet applied (up to a position); return how many."""

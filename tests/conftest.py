@@ -22,6 +22,7 @@ from domain.settings import GameSettings
 from infra.config import load_settings
 from infra.http.app import create_app
 from infra.store.store import Store, open_store
+from tests.contract import ContractClient
 
 POSTGRES_URL = os.environ.get(
     "CASINO_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
@@ -102,7 +103,8 @@ def store(stores: StoreFactory) -> Store:
 @pytest.fixture
 def client(store: Store) -> Iterator[TestClient]:
     settings = load_settings(database_url=store.url)
-    with TestClient(create_app(store, settings, background=False)) as test_client:
+    # Every answer is checked against the OpenAPI document (tests/contract.py).
+    with ContractClient(create_app(store, settings, background=False)) as test_client:
         yield test_client
 
 

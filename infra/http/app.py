@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -11,14 +9,17 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from starlette.datastructures import Headers, MutableHeaders
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.exceptions import HTTPException
 
 from domain.errors import DomainError
 from infra.config import Settings
-from infra.http.problems import Problem, from_domain, from_problem, problem_response
+from infra.http.contract import document
+from infra.http.docs import add_docs
+from infra.http.middleware import BodySizeLimit, RequestLog
+from infra.http.problems import FIELD_CODES, Problem, from_domain, from_problem, problem_response
 from infra.http.routes import (
     audit_pages,
+    events,
     health,
     p2p,
     players,
@@ -27,7 +28,9 @@ from infra.http.routes import (
     rounds,
     tables,
 )
+from infra.http.strict_json import BODY_PROBLEM, StrictJsonBodies
 from infra.logs import get_logger
+from infra.metrics import Metrics
 from infra.store.store import Store
 from infra.workers import (
     AbandonedRoundWorker,
@@ -38,37 +41,46 @@ from infra.workers import (
 )
 
 BODY_BYTES_MAX = 64 * 1024
-LOGGED_PATH_IDS = ("player_id", "round_id", "table_id")
 
 log = get_logger("casino.http")
 
 
 def create_app(store: Store, settings: Settings, *, background: bool = True) -> FastAPI:
+    metrics = Metrics(store)
+    store.app.observe(metrics)
+    workers: list[PeriodicWorker] = []
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        workers: list[PeriodicWorker] = []
+        started: list[PeriodicWorker] = []
         if background and store.projector_inside:
-            workers.append(ProjectorWorker(store))
+            started.append(ProjectorWorker(store))
         if background:
-            workers += [
-                IdleRoundWorker(store, settings.idle_timeout_seconds),
-                AbandonedRoundWorker(store, settings.resume_window_seconds),
-                DueChoiceWorker(store, settings.decision_seconds),
-            ]
-        for worker in workers:
+            started.append(IdleRoundWorker(store, settings.idle_timeout_seconds))
+            started.append(AbandonedRoundWorker(store, settings.resume_window_seconds))
+            started.append(DueChoiceWorker(store, settings.decision_seconds))
+        for worker in started:
+            worker.observer = metrics
             worker.start()
+        workers.extend(started)
         yield
-        for worker in workers:
+        for worker in started:
             worker.stop()
+            workers.remove(worker)
 
     api = FastAPI(
         title="Casino accounting",
         version="1.0.0",
         description="Event-sourced wallets, ledgers and game rounds. Amounts are decimal strings.",
         lifespan=lifespan,
+        docs_url=None,  # served offline by add_docs
+        redoc_url=None,
     )
+    api.openapi = lambda: document(api)  # type: ignore[method-assign]
     api.state.store = store
     api.state.settings = settings
+    api.state.metrics = metrics
+    api.state.workers = workers  # what readiness looks at
     api.state.api_keys = settings.keys()
     api.include_router(players.router)
     api.include_router(rounds.router)
@@ -78,10 +90,13 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.include_router(health.router)
     api.include_router(round_index.router)
     api.include_router(audit_pages.router)
+    api.include_router(events.router)
+    add_docs(api)
     _add_error_handlers(api)
     # The last added runs outermost: every request is logged, refused ones included.
+    api.add_middleware(StrictJsonBodies)
     api.add_middleware(BodySizeLimit, limit=BODY_BYTES_MAX)
-    api.add_middleware(RequestLog)
+    api.add_middleware(RequestLog, observe=metrics.request)
     return api
 
 
@@ -95,132 +110,46 @@ def _add_error_handlers(api: FastAPI) -> None:
         return from_problem(error)
 
     @api.exception_handler(RequestValidationError)
-    async def invalid(_: Request, error: RequestValidationError) -> JSONResponse:
+    async def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        malformed = getattr(request.state, BODY_PROBLEM, None)
+        if isinstance(malformed, Problem):  # The body's own problem comes first.
+            return from_problem(malformed)
         return _validation_problem(error.errors())
 
-    @api.exception_handler(404)
-    async def not_found(request: Request, _: Exception) -> JSONResponse:
-        return problem_response(404, "not_found", f"no route {request.url.path}")
+    @api.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        if error.status_code == 404:
+            return problem_response(404, "not_found", f"no route {request.url.path[:200]}")
+        if error.status_code == 405:
+            return problem_response(
+                405, "method_not_allowed", f"{request.method} is not allowed here"
+            )
+        return problem_response(error.status_code, "invalid_request", str(error.detail))
 
-    @api.exception_handler(405)
-    async def not_allowed(request: Request, _: Exception) -> JSONResponse:
-        return problem_response(405, "method_not_allowed", f"{request.method} is not allowed here")
+    @api.exception_handler(Exception)
+    async def internal(_: Request, error: Exception) -> JSONResponse:
+        # Our bug, never the caller's: logged with its traceback, answered without it.
+        log.exception("internal_error", error=repr(error)[:200])
+        return problem_response(
+            500, "internal_error", "the server failed; nothing is wrong with the request"
+        )
 
 
 NOT_AN_OBJECT = {"model_attributes_type", "dict_type", "model_type", "missing"}
-# Which field a validation error is about decides its stable code.
-FIELD_CODES = {
-    "amount": "invalid_amount",
-    "mode": "unknown_mode",
-    "player_id": "invalid_player_id",
-}
 
 
 def _validation_problem(errors: Any) -> JSONResponse:
     first = errors[0]
     location = [str(part) for part in first.get("loc", ())]
+    named = [part for part in first.get("loc", ()) if isinstance(part, str)]
     if first.get("type") == "json_invalid":
         return problem_response(400, "malformed_json", "the body is not valid JSON")
     if location == ["body"] and first.get("type") in NOT_AN_OBJECT:
         return problem_response(422, "invalid_body", "the body must be a JSON object")
-    field = location[-1] if location else ""
+    field = named[-1] if named else ""  # a list item's error is about its list
     code = FIELD_CODES.get(field, "invalid_request")
     detail = "; ".join(
         f"{'.'.join(str(part) for part in issue['loc'][1:]) or 'body'}: {issue['msg']}"
         for issue in errors
     )
     return problem_response(422, code, detail)
-
-
-class RequestLog:
-    """One structured line per request: id, route template, status, timing, role, ids.
-
-    Plain ASGI rather than Starlette's BaseHTTPMiddleware, which costs a task and a
-    stream copy per request.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = Headers(scope=scope)
-        request_id = headers.get("x-request-id") or uuid.uuid4().hex
-        started, status = time.perf_counter(), 500
-
-        async def send_with_id(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                MutableHeaders(scope=message).append("X-Request-ID", request_id)
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_with_id)
-        finally:
-            _log(scope, request_id, status, time.perf_counter() - started)
-
-
-def _log(scope: Scope, request_id: str, status: int, seconds: float) -> None:
-    state = scope.get("state", {})
-    ids = {k: v for k, v in scope.get("path_params", {}).items() if k in LOGGED_PATH_IDS}
-    ids |= {k: v[:64] for k, v in state.get("log_ids", {}).items() if k not in ids}
-    route = scope.get("route")
-    log.info(
-        "request",
-        request_id=request_id,
-        method=scope["method"],
-        route=getattr(route, "path", scope["path"]),
-        status=status,
-        duration_ms=round(seconds * 1000, 2),
-        role=getattr(state.get("principal"), "role", None),
-        **ids,
-    )
-
-
-class BodySizeLimit:
-    """Refuses bodies over the limit before reading them whole (413 payload_too_large)."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            await self._refuse(scope, receive, send)
-            return
-        await self._guarded(scope, receive, send)
-
-    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Count a body with no declared length; past the limit, end it and answer 413."""
-        seen = 0
-        exceeded = False
-
-        async def counted() -> Message:
-            nonlocal seen, exceeded
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                exceeded = True
-                return {"type": "http.disconnect"}
-            return message
-
-        async def send_unless_exceeded(message: Message) -> None:
-            if not exceeded:
-                await send(message)
-
-        await self.app(scope, counted, send_unless_exceeded)
-        if exceeded:
-            await self._refuse(scope, receive, send)
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = problem_response(
-            413, "payload_too_large", f"bodies are limited to {self.limit} bytes"
-        )
-        await response(scope, receive, send)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from fastapi import Request
 
 from infra.http.problems import Problem
+from infra.http.strict_json import raise_body_problem
+
+# Longer than any key worth configuring: refused before it is compared with any.
+KEY_LENGTH_MAX = 512
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,8 @@ def authenticate(request: Request) -> Principal:
     scheme, _, key = header.partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
         raise Problem(401, "unauthenticated", "send Authorization: Bearer <key>")
+    if len(key) > KEY_LENGTH_MAX:
+        raise Problem(401, "unauthenticated", "the API key is not known")
     keys: dict[str, str] = request.app.state.api_keys
     role = _lookup(keys, key.strip())
     if role is None:
@@ -31,25 +36,33 @@ def authenticate(request: Request) -> Principal:
     return Principal(role=role, key_digest=digest)
 
 
-def allow(*roles: str) -> Callable[[Request], Awaitable[Principal]]:
-    """A dependency that admits only the given roles.
+class Allow:
+    """A dependency that admits only the given roles (the OpenAPI document reads
+    `roles` to name the security schemes of each route).
 
-    Async although it awaits nothing: FastAPI would otherwise run it in the thread
-    pool, a hop per request for a dictionary lookup.
+    Its check is async although it awaits nothing: FastAPI would otherwise run it in
+    the thread pool, a hop per request for a dictionary lookup. A body found malformed
+    (`infra/http/strict_json.py`) is refused here, once the caller is known.
     """
 
-    async def check(request: Request) -> Principal:
+    def __init__(self, *roles: str) -> None:
+        self.roles = roles
+
+    async def __call__(self, request: Request) -> Principal:
         principal = authenticate(request)
         request.state.principal = principal
-        if principal.role not in roles:
+        if principal.role not in self.roles:
             raise Problem(
                 403,
                 "forbidden_role",
-                f"the {principal.role} role may not do this; it needs: {', '.join(roles)}",
+                f"the {principal.role} role may not do this; it needs: {', '.join(self.roles)}",
             )
+        raise_body_problem(request.state)
         return principal
 
-    return check
+
+def allow(*roles: str) -> Allow:
+    return Allow(*roles)
 
 
 def _lookup(keys: dict[str, str], offered: str) -> str | None:

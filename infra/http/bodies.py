@@ -1,14 +1,16 @@
 """Request bodies: what each command route accepts, checked at the edge.
 
 Money arrives as decimal strings and leaves here as integer cents (`cents_of`);
-every model refuses unknown fields.
+every model refuses unknown fields, and takes types strictly: no string or
+boolean for a number, no string for a boolean. Every string has a length limit.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import unicodedata
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from domain.errors import InvalidLimits
 from domain.ids import PLAYER_ID_PATTERN
@@ -18,16 +20,42 @@ from domain.rounds import SHOE_PREFIX_CARDS_MAX
 from domain.wallet import REASON_LENGTH_MAX
 
 Mode = Literal["real", "play"]
+PlayerId = Annotated[
+    str,
+    Field(
+        pattern=PLAYER_ID_PATTERN.pattern,
+        description="1-64 letters, digits, '_' or '-'",
+        examples=["alice"],
+    ),
+]
+CARD_LENGTH_MAX = 3  # "10H"
 ShoeField = Field(
     default=None,
-    description="certification mode only: the first cards of the shoe, in dealing order",
+    description="certification mode only: the first cards of the shoe, in dealing order "
+    '(ranks, optionally with a suit letter: "QH")',
     examples=[["10", "K", "3", "10", "10", "Q"]],
     max_length=SHOE_PREFIX_CARDS_MAX,
 )
+Card = Annotated[str, Field(max_length=CARD_LENGTH_MAX, examples=["10", "QH"])]
+# Categories no name shows: controls, format characters (bidi overrides, zero-width
+# joiners), surrogates, private use, unassigned; and line or paragraph separators.
+UNSHOWN_CATEGORIES = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
+
+
+def _shown(name: str) -> str:
+    """A display name a person can read: no control or bidi character, not blank."""
+    if not name.strip():
+        raise ValueError("display_name must not be blank")
+    for character in name:
+        if unicodedata.category(character) in UNSHOWN_CATEGORIES:
+            raise ValueError(
+                f"display_name must not hold control or format characters (U+{ord(character):04X})"
+            )
+    return name
 
 
 class Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def cents_of(amount: str) -> int:
@@ -39,16 +67,34 @@ def cents_of(amount: str) -> int:
 
 
 class NewPlayer(Body):
-    player_id: str = Field(pattern=PLAYER_ID_PATTERN.pattern, examples=["alice"])
-    display_name: str = Field(min_length=1, max_length=DISPLAY_NAME_LENGTH_MAX, examples=["Alice"])
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"player_id": "alice", "display_name": "Alice"}]}
+    )
+
+    player_id: PlayerId
+    display_name: Annotated[
+        str,
+        Field(min_length=1, max_length=DISPLAY_NAME_LENGTH_MAX, examples=["Alice"]),
+        AfterValidator(_shown),
+    ]
 
 
 class MoneyMovement(Body):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"mode": "real", "amount": "250.00"}]}
+    )
+
     mode: Mode
-    amount: str = Field(description="decimal string, at most two places", examples=["10.00"])
+    amount: str = Field(
+        max_length=40, description="decimal string, at most two places", examples=["10.00"]
+    )
 
 
 class PointsAdjustment(Body):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"mode": "real", "change": 50, "reason": "welcome"}]}
+    )
+
     mode: Mode
     change: int = Field(description="whole points, may be negative", examples=[50])
     reason: str = Field(min_length=1, max_length=REASON_LENGTH_MAX)
@@ -58,15 +104,27 @@ class PointsAdjustment(Body):
 
 
 class NewBaccaratRound(Body):
-    player_id: str = Field(examples=["alice"])
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"player_id": "alice", "mode": "real"}]}
+    )
+
+    player_id: PlayerId
     mode: Mode
-    shoe: list[str] | None = ShoeField
+    shoe: list[Card] | None = ShoeField
 
 
 class NewBet(Body):
-    spot: str | None = Field(default=None, description="baccarat: player, banker or tie")
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"spot": "banker", "amount": "10.00"}, {"box": 1, "amount": "5.00"}]
+        }
+    )
+
+    spot: str | None = Field(
+        default=None, max_length=40, description="baccarat: player, banker or tie"
+    )
     box: int | None = Field(default=None, description="blackjack: box 1-5")
-    amount: str = Field(examples=["10.00"])
+    amount: str = Field(max_length=40, examples=["10.00"])
     player_id: str | None = Field(
         default=None,
         pattern=PLAYER_ID_PATTERN.pattern,
@@ -85,13 +143,21 @@ class NewBet(Body):
 
 
 class NewBlackjackRound(Body):
-    player_id: str = Field(examples=["alice"])
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"player_id": "alice", "mode": "real", "hall": "2"}]}
+    )
+
+    player_id: PlayerId
     mode: Mode
     hall: str = Field(max_length=40, description="a configured hall: 1, 2 or vip", examples=["1"])
-    shoe: list[str] | None = ShoeField
+    shoe: list[Card] | None = ShoeField
 
 
 class NewAction(Body):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"box": 1, "hand": 0, "action": "stand"}]}
+    )
+
     box: int | None = Field(default=None, ge=1, le=5, description="blackjack: the box in play")
     hand: int = Field(default=0, ge=0, le=1, description="0, or 1 for the second split hand")
     action: Literal[
@@ -108,24 +174,38 @@ class NewAction(Body):
 
 
 class NewDealer(Body):
-    player_id: str
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"player_id": "alice", "mode": "real", "table_type": "I", "auto_confirm": True}
+            ]
+        }
+    )
+
+    player_id: PlayerId
     mode: Mode
-    table_type: str = Field(examples=["II"], description="I, II or III")
+    table_type: str = Field(max_length=40, examples=["II"], description="I, II or III")
     auto_confirm: bool = False
 
 
 class NewTablePlayer(Body):
-    player_id: str
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"player_id": "bob", "mode": "real", "table_type": "I"}]}
+    )
+
+    player_id: PlayerId
     mode: Mode
-    table_type: str = Field(examples=["II"])
+    table_type: str = Field(max_length=40, examples=["II"], description="I, II or III")
 
 
 class Confirmation(Body):
-    shoe: list[str] | None = ShoeField
+    shoe: list[Card] | None = ShoeField
 
 
 class Leaving(Body):
-    player_id: str
+    model_config = ConfigDict(json_schema_extra={"examples": [{"player_id": "bob"}]})
+
+    player_id: PlayerId
 
 
 # Multi-player tables.
@@ -134,10 +214,10 @@ class Leaving(Body):
 class NewTable(Body):
     game: Literal["punto_banco", "chemin_de_fer", "en_banque"]
     mode: Mode
-    bet_min: str | None = Field(default=None, examples=["5.00"])
-    bet_max: str | None = Field(default=None, examples=["500.00"])
-    bank_min: str | None = Field(default=None, examples=["20.00"])
-    bank_max: str | None = Field(default=None, examples=["10000.00"])
+    bet_min: str | None = Field(default=None, max_length=40, examples=["5.00"])
+    bet_max: str | None = Field(default=None, max_length=40, examples=["500.00"])
+    bank_min: str | None = Field(default=None, max_length=40, examples=["20.00"])
+    bank_max: str | None = Field(default=None, max_length=40, examples=["10000.00"])
 
     def bet_limits(self) -> tuple[int, int] | None:
         return _limits("bet", self.bet_min, self.bet_max)
@@ -155,20 +235,22 @@ def _limits(kind: str, low: str | None, high: str | None) -> tuple[int, int] | N
 
 
 class PuttingUpTheBank(Body):
-    player_id: str = Field(pattern=PLAYER_ID_PATTERN.pattern, examples=["alice"])
+    player_id: PlayerId
     amount: str = Field(
-        description="whole dollars, within the table's bank limits", examples=["100.00"]
+        max_length=40,
+        description="whole dollars, within the table's bank limits",
+        examples=["100.00"],
     )
 
 
 class Banco(Body):
-    player_id: str = Field(pattern=PLAYER_ID_PATTERN.pattern, examples=["bob"])
+    player_id: PlayerId
 
 
 class Seating(Body):
-    player_id: str = Field(pattern=PLAYER_ID_PATTERN.pattern, examples=["alice"])
+    player_id: PlayerId
     seat: str = Field(max_length=8, examples=["7"])
 
 
 class NewCoup(Body):
-    shoe: list[str] | None = ShoeField
+    shoe: list[Card] | None = ShoeField

@@ -21,10 +21,20 @@ TITLES = {
     403: "Forbidden",
     404: "Not found",
     409: "Conflict",
+    405: "Method not allowed",
     413: "Payload too large",
     422: "Unprocessable request",
     500: "Internal error",
     503: "Service unavailable",
+}
+
+
+# Which field a validation error is about decides its stable code.
+FIELD_CODES = {
+    "amount": "invalid_amount",
+    "mode": "unknown_mode",
+    "player_id": "invalid_player_id",
+    "shoe": "invalid_shoe",
 }
 
 
@@ -52,8 +62,13 @@ def problem_response(status: int, code: str, detail: str, **facts: Any) -> JSONR
     return JSONResponse(body, status, media_type="application/problem+json", headers=headers)
 
 
+def status_of(error: type[DomainError]) -> int:
+    """The status a domain error is answered with."""
+    return STATUS_BY_KIND[error.kind]
+
+
 def from_domain(error: DomainError) -> JSONResponse:
-    return problem_response(STATUS_BY_KIND[error.kind], error.code, error.detail, **error.facts)
+    return problem_response(status_of(type(error)), error.code, error.detail, **error.facts)
 
 
 def from_problem(problem: Problem) -> JSONResponse:

@@ -14,6 +14,7 @@ import functools
 import hashlib
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
@@ -73,13 +74,20 @@ def _serve(name: str, request: Request) -> Response:
     return Response(asset.body, media_type=asset.content_type, headers=headers)
 
 
-@router.get("/audit/rounds", response_class=Response)
+# How the document describes a page: HTML, or nothing new since the ETag it was sent.
+PAGE: dict[int | str, dict[str, Any]] = {
+    200: {"description": "the page", "content": {"text/html": {"schema": {"type": "string"}}}},
+    304: {"description": "not modified since the ETag given in If-None-Match"},
+}
+
+
+@router.get("/audit/rounds", response_class=Response, responses=PAGE)
 def round_index_page(request: Request) -> Response:
     """An HTML index of rounds (`?player_id=&from=&to=`), each linking to its page."""
     return _serve("index.html", request)
 
 
-@router.get("/audit/rounds/{round_id}", response_class=Response)
+@router.get("/audit/rounds/{round_id}", response_class=Response, responses=PAGE)
 def round_page(request: Request, round_id: str = Path(max_length=ROUND_ID_LENGTH_MAX)) -> Response:
     """An HTML page: the round card by card, its money, and its seed checked in the browser."""
     return _serve("round.html", request)

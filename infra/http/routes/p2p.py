@@ -2,25 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse
 
+from domain import errors as e
+from infra.http.answers import P2PTable, P2PTableWithRound
+from infra.http.answers_rounds import Round
 from infra.http.auth import READ
 from infra.http.bodies import Confirmation, Leaving, NewDealer, NewTablePlayer
+from infra.http.contract import answers
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of
 from infra.http.views.p2p import table_view
 from infra.http.views.rounds import round_view
 
 router = APIRouter(prefix="/v1/p2p", tags=["p2p baccarat"])
+TableId = Annotated[str, Path(max_length=80, description="issued by the server")]
+SITTING = (e.UnknownPlayer, e.UnknownTableType, e.AlreadyAtTable, e.RoundInterrupted)
 
 
-@router.post("/dealers", status_code=201)
+@router.post("/dealers", **answers(201, P2PTable, *SITTING, e.NotEligibleToDeal))
 def sit_as_dealer(
     body: NewDealer, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Sit down to deal at a P2P table of a type, if eligible."""
     app = app_of(request)
     outcome = app.sit_as_dealer.with_receipt(
         command.receipt(lambda table: table_view(app, table)),
@@ -32,10 +39,11 @@ def sit_as_dealer(
     return command.respond(outcome, 201)
 
 
-@router.post("/players", status_code=201)
+@router.post("/players", **answers(201, P2PTable, *SITTING, e.NoDealerAvailable))
 def join_as_player(
     body: NewTablePlayer, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Be matched with the longest-waiting eligible dealer of a table type."""
     app = app_of(request)
     outcome = app.join_as_player.with_receipt(
         command.receipt(lambda table: table_view(app, table)),
@@ -46,22 +54,35 @@ def join_as_player(
     return command.respond(outcome, 201)
 
 
-@router.post("/tables/{table_id}/confirm", status_code=201)
+@router.post(
+    "/tables/{table_id}/confirm",
+    **answers(
+        201,
+        Round,
+        e.UnknownTable,
+        e.TableNotReady,
+        e.NotEligibleToDeal,
+        e.TestModeDisabled,
+        e.InvalidShoe,
+    ),
+)
 def confirm(
-    table_id: str,
+    table_id: TableId,
     request: Request,
     body: Confirmation | None = None,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
+    """The dealer confirms the next round: it opens for bets, the worst case held."""
     shoe = body.shoe if body is not None else None
     outcome = app_of(request).confirm.with_receipt(command.receipt(round_view), table_id, shoe)
     return command.respond(outcome, 201)
 
 
-@router.post("/tables/{table_id}/leave")
+@router.post("/tables/{table_id}/leave", **answers(200, P2PTable, e.UnknownTable, e.NotAtTable))
 def leave(
-    table_id: str, body: Leaving, request: Request, command: Command = Depends(service_command)
+    table_id: TableId, body: Leaving, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """The dealer or the player leaves the table; an open round is voided."""
     app = app_of(request)
     outcome = app.leave_table.with_receipt(
         command.receipt(lambda table: table_view(app, table)), table_id, body.player_id
@@ -69,8 +90,13 @@ def leave(
     return command.respond(outcome, 200)
 
 
-@router.get("/tables/{table_id}", dependencies=[Depends(READ)])
-def get_table(table_id: str, request: Request) -> dict[str, Any]:
+@router.get(
+    "/tables/{table_id}",
+    dependencies=[Depends(READ)],
+    **answers(200, P2PTableWithRound, e.UnknownTable),
+)
+def get_table(table_id: TableId, request: Request) -> dict[str, Any]:
+    """The table, with its current round in full."""
     app = app_of(request)
     table = app.p2p_table(table_id)
     view = table_view(app, table)

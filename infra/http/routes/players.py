@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 
 from domain.blackjack.interruptions import Reconnection
+from domain.errors import (
+    HistoryUnavailable,
+    InsufficientFunds,
+    InvalidAmount,
+    InvalidPointsChange,
+    PlayerExists,
+    UnknownPlayer,
+)
+from domain.ids import PLAYER_ID_PATTERN
 from domain.rounds import check_history_available
+from infra.http import answers as a
 from infra.http.auth import READ
 from infra.http.bodies import MoneyMovement, NewPlayer, PointsAdjustment, cents_of
+from infra.http.contract import answers
 from infra.http.idempotency import Command, operator_command, service_command
 from infra.http.reading import app_of, min_position, projected
 from infra.http.views.rounds import round_view
@@ -26,62 +37,89 @@ from projections import dealer_points, game_history, ledger, open_rounds
 router = APIRouter(prefix="/v1/players", tags=["players and wallets"])
 LEDGER_LIMIT_MAX = 500
 VERSION_MAX = 2**62  # Beyond any real event version, within SQLite's and PostgreSQL's integers.
+Mode = Literal["real", "play"]
+# The path's player id is checked by the domain too; declared here for the document.
+PlayerId = Annotated[
+    str,
+    Path(
+        pattern=PLAYER_ID_PATTERN.pattern,
+        description="1-64 letters, digits, '_' or '-'",
+        examples=["alice"],
+    ),
+]
 
 
-@router.post("", status_code=201)
+@router.post("", **answers(201, a.Player, PlayerExists))
 def register_player(
     body: NewPlayer, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Register a player; both wallets, real and play money, are opened with them."""
     outcome = app_of(request).register_player.with_receipt(
         command.receipt(player_view), body.player_id, body.display_name
     )
     return command.respond(outcome, 201)
 
 
-@router.post("/{player_id}/deposits", status_code=201)
+@router.post("/{player_id}/deposits", **answers(201, a.Movement, UnknownPlayer, InvalidAmount))
 def deposit(
-    player_id: str,
+    player_id: PlayerId,
     body: MoneyMovement,
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
+    """Deposit money into a wallet (from the cashier)."""
     outcome = app_of(request).deposit.with_receipt(
         command.receipt(movement_view), player_id, body.mode, cents_of(body.amount)
     )
     return command.respond(outcome, 201)
 
 
-@router.post("/{player_id}/withdrawals", status_code=201)
+@router.post(
+    "/{player_id}/withdrawals",
+    **answers(201, a.Movement, UnknownPlayer, InvalidAmount, InsufficientFunds),
+)
 def withdraw(
-    player_id: str,
+    player_id: PlayerId,
     body: MoneyMovement,
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
+    """Withdraw money from a wallet; never more than is available."""
     outcome = app_of(request).withdraw.with_receipt(
         command.receipt(movement_view), player_id, body.mode, cents_of(body.amount)
     )
     return command.respond(outcome, 201)
 
 
-@router.get("/{player_id}", dependencies=[Depends(READ)])
-def get_player(player_id: str, request: Request) -> dict[str, Any]:
+@router.get("/{player_id}", dependencies=[Depends(READ)], **answers(200, a.Player, UnknownPlayer))
+def get_player(request: Request, player_id: PlayerId) -> dict[str, Any]:
+    """The player."""
     return player_view(app_of(request).player(player_id))
 
 
-@router.get("/{player_id}/wallets/{mode}", dependencies=[Depends(READ)])
-def get_wallet(player_id: str, mode: str, request: Request) -> dict[str, Any]:
+@router.get(
+    "/{player_id}/wallets/{mode}",
+    dependencies=[Depends(READ)],
+    **answers(200, a.Wallet, UnknownPlayer),
+)
+def get_wallet(request: Request, mode: Mode, player_id: PlayerId) -> dict[str, Any]:
+    """A wallet as it is now: balance, held in open rounds, available, dealer points."""
     return wallet_view(app_of(request).wallet(player_id, mode))
 
 
-@router.get("/{player_id}/ledger", dependencies=[Depends(READ), Depends(min_position)])
+@router.get(
+    "/{player_id}/ledger",
+    dependencies=[Depends(READ), Depends(min_position)],
+    **answers(200, a.LedgerPage, UnknownPlayer),
+)
 def get_ledger(
-    player_id: str,
     request: Request,
-    mode: Literal["real", "play"] = "real",
+    player_id: PlayerId,
+    mode: Mode = "real",
     limit: int = Query(default=100, ge=1, le=LEDGER_LIMIT_MAX),
     after: int = Query(default=0, ge=0, le=VERSION_MAX, description="entry_id to continue after"),
 ) -> dict[str, Any]:
+    """A page of the wallet's ledger, oldest first; pass `next_after` back as `after`."""
     app_of(request).wallet(player_id, mode)  # Refuse unknown players first.
     with projected(request) as cursor:
         found = ledger.entries(cursor, player_id, mode, after, limit)
@@ -90,23 +128,30 @@ def get_ledger(
     return {"player_id": player_id, "mode": mode, "entries": entries, "next_after": next_after}
 
 
-@router.get("/{player_id}/dealer-points", dependencies=[Depends(READ), Depends(min_position)])
-def get_dealer_points(
-    player_id: str, request: Request, mode: Literal["real", "play"] = "real"
-) -> dict[str, Any]:
+@router.get(
+    "/{player_id}/dealer-points",
+    dependencies=[Depends(READ), Depends(min_position)],
+    **answers(200, a.DealerPoints, UnknownPlayer),
+)
+def get_dealer_points(request: Request, player_id: PlayerId, mode: Mode = "real") -> dict[str, Any]:
+    """A wallet's dealer points and their latest 1,000 entries."""
     wallet = app_of(request).wallet(player_id, mode)
     with projected(request) as cursor:
         entries = dealer_points.entries(cursor, player_id, mode)
     return {"player_id": player_id, "mode": mode, "points": wallet.points, "entries": entries}
 
 
-@router.post("/{player_id}/dealer-points/adjustments", status_code=201)
+@router.post(
+    "/{player_id}/dealer-points/adjustments",
+    **answers(201, a.PointsAdjusted, UnknownPlayer, InvalidPointsChange),
+)
 def adjust_dealer_points(
-    player_id: str,
+    player_id: PlayerId,
     body: PointsAdjustment,
     request: Request,
     command: Command = Depends(operator_command),
 ) -> JSONResponse:
+    """An operator adjusts a wallet's dealer points, with a reason."""
     outcome = app_of(request).adjust_points.with_receipt(
         command.receipt(lambda wallet: {"player_id": player_id, "points": wallet.points}),
         player_id,
@@ -117,11 +162,15 @@ def adjust_dealer_points(
     return command.respond(outcome, 201)
 
 
-@router.get("/{player_id}/history", dependencies=[Depends(READ), Depends(min_position)])
+@router.get(
+    "/{player_id}/history",
+    dependencies=[Depends(READ), Depends(min_position)],
+    **answers(200, a.History, UnknownPlayer, HistoryUnavailable),
+)
 def get_history(
-    player_id: str,
     request: Request,
-    mode: Literal["real", "play"] = "real",
+    player_id: PlayerId,
+    mode: Mode = "real",
     limit: int = Query(default=10, ge=1, le=game_history.ROUNDS_MAX),
 ) -> dict[str, Any]:
     """The last settled rounds, newest first, card by card, with balances before and after."""
@@ -140,9 +189,9 @@ def get_history(
     }
 
 
-@router.post("/{player_id}/disconnect")
+@router.post("/{player_id}/disconnect", **answers(200, a.Disconnection, UnknownPlayer))
 def disconnect(
-    player_id: str, request: Request, command: Command = Depends(service_command)
+    request: Request, player_id: PlayerId, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """The upstream service lost this player: open P2P rounds are voided or go on,
     blackjack rounds in play are interrupted."""
@@ -153,9 +202,9 @@ def disconnect(
     return command.respond(outcome, 200)
 
 
-@router.post("/{player_id}/reconnect")
+@router.post("/{player_id}/reconnect", **answers(200, a.Reconnection, UnknownPlayer))
 def reconnect(
-    player_id: str, request: Request, command: Command = Depends(service_command)
+    request: Request, player_id: PlayerId, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """The player is back: their open rounds, to resume. Baccarat rounds come from the
     read model; blackjack rounds in play, resumed ones included, from the command itself

@@ -8,7 +8,10 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 
 from domain.money import format_cents
+from infra.http import answers as a
 from infra.http.auth import REPORT
+from infra.http.contract import answers
+from infra.http.problems import Problem
 from infra.http.reading import min_position, projected
 from projections import balances, commission
 
@@ -17,8 +20,9 @@ router = APIRouter(
 )
 
 
-@router.get("/trial-balance")
+@router.get("/trial-balance", **answers(200, a.TrialBalance))
 def trial_balance(request: Request, mode: Literal["real", "play"] = "real") -> dict[str, Any]:
+    """Every account of the mode with its balance; the total is always "0.00"."""
     with projected(request) as cursor:
         accounts = balances.trial_balance(cursor, mode)
     total = sum(cents for _, cents in accounts)
@@ -31,8 +35,9 @@ def trial_balance(request: Request, mode: Literal["real", "play"] = "real") -> d
     }
 
 
-@router.get("/liability")
+@router.get("/liability", **answers(200, a.Liability))
 def liability(request: Request, mode: Literal["real", "play"] = "real") -> dict[str, Any]:
+    """Total player balances, what is held in open rounds, and what is available."""
     with projected(request) as cursor:
         balance_cents, held_cents, wallets = balances.liability(cursor, mode)
     return {
@@ -44,7 +49,7 @@ def liability(request: Request, mode: Literal["real", "play"] = "real") -> dict[
     }
 
 
-@router.get("/commission")
+@router.get("/commission", **answers(200, a.CommissionReport))
 def commission_report(
     request: Request,
     mode: Literal["real", "play"] = "real",
@@ -52,6 +57,12 @@ def commission_report(
     last_day: datetime.date = Query(default=datetime.date.max, alias="to"),
 ) -> dict[str, Any]:
     """P2P commission per UTC day, `from` and `to` inclusive (YYYY-MM-DD)."""
+    if first_day > last_day:
+        raise Problem(
+            422,
+            "invalid_request",
+            f"from ({first_day}) is after to ({last_day}): no day is in between",
+        )
     with projected(request) as cursor:
         days = commission.per_day(cursor, mode, first_day.isoformat(), last_day.isoformat())
     return {

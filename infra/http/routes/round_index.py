@@ -10,7 +10,9 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from domain.ids import PLAYER_ID_PATTERN
 from infra.audit.export import ExportArgumentError, parse_time
+from infra.http.answers import RoundIndex
 from infra.http.auth import REPORT
+from infra.http.contract import answers
 from infra.http.problems import Problem
 from infra.http.reading import min_position, projected
 from projections import round_index
@@ -22,7 +24,11 @@ ROUND_ID_LENGTH_MAX = 64
 TIME_LENGTH_MAX = 40
 
 
-@router.get("/v1/rounds", dependencies=[Depends(REPORT), Depends(min_position)])
+@router.get(
+    "/v1/rounds",
+    dependencies=[Depends(REPORT), Depends(min_position)],
+    **answers(200, RoundIndex),
+)
 def list_rounds(
     request: Request,
     player_id: str | None = Query(

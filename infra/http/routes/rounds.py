@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 
+from domain import errors as e
 from domain.ids import PLAYER_ID_PATTERN
+from infra.http.answers import AuditTrail
+from infra.http.answers_rounds import Round
 from infra.http.auth import READ
 from infra.http.bodies import (
     Banco,
@@ -17,6 +20,7 @@ from infra.http.bodies import (
     NewBlackjackRound,
     cents_of,
 )
+from infra.http.contract import answers
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of, min_position, projected
 from infra.http.views.rounds import audit_view, round_view
@@ -28,94 +32,161 @@ PlayerQuery = Query(
     pattern=PLAYER_ID_PATTERN.pattern,
     description="at a multi-player table: whose stake to take back (required there)",
 )
+RoundId = Annotated[str, Path(max_length=80, description="issued by the server")]
+SpotOrBox = Annotated[
+    str, Path(max_length=40, description="baccarat: the spot; blackjack: the box, 1-5")
+]
+# Every command on a round may find it unknown, over, or interrupted (rules.md 4).
+ON_A_ROUND = (e.UnknownRound, e.RoundNotOpen, e.RoundInterrupted)
+STAKING = (
+    e.InvalidAmount,
+    e.InvalidStake,
+    e.BelowTableMinimum,
+    e.AboveTableMaximum,
+    e.InsufficientFunds,
+)
+# At a multi-player table, a bet names its player (rules.md 2.2-2.4).
+AT_A_TABLE = (e.NotSeated, e.BankerCannotBet, e.BankCovered, e.UnknownPlayer)
+OPENING = (e.UnknownPlayer, e.TestModeDisabled, e.InvalidShoe, e.RoundInterrupted)
 
 
-@router.post("/v1/baccarat/rounds", status_code=201)
+@router.post("/v1/baccarat/rounds", **answers(201, Round, *OPENING))
 def open_baccarat_round(
     body: NewBaccaratRound, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Open a house baccarat round for bets, its shoe committed (`seed_commitment`)."""
     outcome = app_of(request).open_house_round.with_receipt(
         command.receipt(round_view), body.player_id, body.mode, body.shoe
     )
     return command.respond(outcome, 201)
 
 
-@router.post("/v1/blackjack/rounds", status_code=201)
+@router.post("/v1/blackjack/rounds", **answers(201, Round, *OPENING, e.UnknownHall))
 def open_blackjack_round(
     body: NewBlackjackRound, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Open a blackjack round in a hall for bets, its shoe committed."""
     outcome = app_of(request).open_blackjack_round.with_receipt(
         command.receipt(round_view), body.player_id, body.mode, body.hall, body.shoe
     )
     return command.respond(outcome, 201)
 
 
-@router.post("/v1/rounds/{round_id}/bets", status_code=201)
+@router.post(
+    "/v1/rounds/{round_id}/bets",
+    **answers(201, Round, *ON_A_ROUND, *STAKING, *AT_A_TABLE, e.UnknownSpot, e.InvalidBox),
+)
 def place_bet(
-    round_id: str, body: NewBet, request: Request, command: Command = Depends(service_command)
+    round_id: RoundId, body: NewBet, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Bet on a spot (baccarat) or a box (blackjack); the stake is held."""
     outcome = app_of(request).place_bet.with_receipt(
         command.receipt(round_view), round_id, body.target, cents_of(body.amount), body.player_id
     )
     return command.respond(outcome, 201)
 
 
-@router.delete("/v1/rounds/{round_id}/bets/{spot_or_box}")
+@router.delete(
+    "/v1/rounds/{round_id}/bets/{spot_or_box}",
+    **answers(
+        200,
+        Round,
+        *ON_A_ROUND,
+        e.UnknownSpot,
+        e.InvalidBox,
+        e.NoStakeOnSpot,
+        e.NoStakeOnBox,
+        e.BelowTableMinimum,
+        e.BancoCalled,
+    ),
+)
 def remove_bet(
-    round_id: str,
-    spot_or_box: str,
+    round_id: RoundId,
+    spot_or_box: SpotOrBox,
     request: Request,
     player_id: str | None = PlayerQuery,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
+    """Take back the whole stake of one spot or box before the deal."""
     outcome = app_of(request).remove_bet.with_receipt(
         command.receipt(round_view), round_id, spot_or_box, player_id
     )
     return command.respond(outcome, 200)
 
 
-@router.delete("/v1/rounds/{round_id}/bets")
+@router.delete(
+    "/v1/rounds/{round_id}/bets", **answers(200, Round, *ON_A_ROUND, e.NoBets, e.BancoCalled)
+)
 def cancel_bets(
-    round_id: str,
+    round_id: RoundId,
     request: Request,
     player_id: str | None = PlayerQuery,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
+    """Take back every stake of the round before the deal."""
     outcome = app_of(request).cancel_bets.with_receipt(
         command.receipt(round_view), round_id, player_id
     )
     return command.respond(outcome, 200)
 
 
-@router.post("/v1/rounds/{round_id}/repeat-bets", status_code=201)
+@router.post(
+    "/v1/rounds/{round_id}/repeat-bets",
+    **answers(201, Round, *ON_A_ROUND, *STAKING, e.NoPreviousBets, e.BetsAlreadyPlaced),
+)
 def repeat_bets(
-    round_id: str, request: Request, command: Command = Depends(service_command)
+    round_id: RoundId, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Bet again what the player bet in their last round in that hall and mode (blackjack)."""
     outcome = app_of(request).repeat_bets.with_receipt(command.receipt(round_view), round_id)
     return command.respond(outcome, 201)
 
 
-@router.post("/v1/rounds/{round_id}/deal")
+@router.post(
+    "/v1/rounds/{round_id}/deal",
+    **answers(200, Round, *ON_A_ROUND, e.NoBets, e.BelowTableMinimum, e.InsufficientFunds),
+)
 def deal(
-    round_id: str, request: Request, command: Command = Depends(service_command)
+    round_id: RoundId, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
+    """Deal: baccarat plays the whole coup and settles; blackjack deals and waits for decisions."""
     outcome = app_of(request).deal.with_receipt(command.receipt(round_view), round_id)
     return command.respond(outcome, 200)
 
 
-@router.post("/v1/rounds/{round_id}/actions")
+@router.post(
+    "/v1/rounds/{round_id}/actions",
+    **answers(
+        200,
+        Round,
+        *ON_A_ROUND,
+        e.IllegalAction,
+        e.InsufficientFunds,
+        e.InvalidBox,
+        e.NotYourDecision,
+    ),
+)
 def act(
-    round_id: str, body: NewAction, request: Request, command: Command = Depends(service_command)
+    round_id: RoundId,
+    body: NewAction,
+    request: Request,
+    command: Command = Depends(service_command),
 ) -> JSONResponse:
+    """A blackjack decision for a box and hand."""
     outcome = app_of(request).act.with_receipt(
         command.receipt(round_view), round_id, body.box, body.hand, body.action, body.player_id
     )
     return command.respond(outcome, 200)
 
 
-@router.post("/v1/rounds/{round_id}/banco", status_code=201)
+@router.post(
+    "/v1/rounds/{round_id}/banco",
+    **answers(
+        201, Round, *ON_A_ROUND, e.BancoRefused, e.HouseBanked, e.InsufficientFunds, e.NotSeated
+    ),
+)
 def banco(
-    round_id: str, body: Banco, request: Request, command: Command = Depends(service_command)
+    round_id: RoundId, body: Banco, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """At a player-banked table: the caller covers the whole bank, other bets returned."""
     outcome = app_of(request).call_banco.with_receipt(
@@ -124,13 +195,21 @@ def banco(
     return command.respond(outcome, 201)
 
 
-@router.get("/v1/rounds/{round_id}", dependencies=[Depends(READ)])
-def get_round(round_id: str, request: Request) -> dict[str, Any]:
+@router.get(
+    "/v1/rounds/{round_id}", dependencies=[Depends(READ)], **answers(200, Round, e.UnknownRound)
+)
+def get_round(round_id: RoundId, request: Request) -> dict[str, Any]:
+    """The round, card by card (no secret while it is not over)."""
     return round_view(app_of(request).round(round_id))
 
 
-@router.get("/v1/rounds/{round_id}/audit", dependencies=[Depends(READ), Depends(min_position)])
-def get_audit(round_id: str, request: Request) -> dict[str, Any]:
+@router.get(
+    "/v1/rounds/{round_id}/audit",
+    dependencies=[Depends(READ), Depends(min_position)],
+    **answers(200, AuditTrail, e.UnknownRound),
+)
+def get_audit(round_id: RoundId, request: Request) -> dict[str, Any]:
+    """Every event of the round in log order, the wallets' included."""
     round_ = app_of(request).round(round_id)
     with projected(request) as cursor:
         trail = round_trail.trail(cursor, round_.round_id)

@@ -7,21 +7,27 @@ routes (infra/http/routes/rounds.py).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse
 
+from domain import errors as e
 from domain.application import CasinoApplication
 from domain.tables.table import Table
+from infra.http.answers import MultiPlayerTable
+from infra.http.answers_rounds import Round
 from infra.http.auth import READ
 from infra.http.bodies import Leaving, NewCoup, NewTable, PuttingUpTheBank, Seating, cents_of
+from infra.http.contract import answers
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of
 from infra.http.views.rounds import round_view
 from infra.http.views.tables import table_view
 
 router = APIRouter(prefix="/v1/tables", tags=["multi-player tables"])
+TableId = Annotated[str, Path(max_length=80, description="issued by the server")]
+AT_A_TABLE = (e.UnknownTable, e.UnknownPlayer, e.RoundInterrupted)
 
 
 def _table(app: CasinoApplication) -> Callable[[Table], dict[str, Any]]:
@@ -34,7 +40,9 @@ def _table(app: CasinoApplication) -> Callable[[Table], dict[str, Any]]:
     return view
 
 
-@router.post("", status_code=201)
+@router.post(
+    "", **answers(201, MultiPlayerTable, e.UnknownTableGame, e.InvalidLimits, e.InvalidAmount)
+)
 def open_table(
     body: NewTable, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
@@ -45,15 +53,20 @@ def open_table(
     return command.respond(outcome, 201)
 
 
-@router.get("/{table_id}", dependencies=[Depends(READ)])
-def get_table(table_id: str, request: Request) -> dict[str, Any]:
+@router.get(
+    "/{table_id}", dependencies=[Depends(READ)], **answers(200, MultiPlayerTable, e.UnknownTable)
+)
+def get_table(table_id: TableId, request: Request) -> dict[str, Any]:
     app = app_of(request)
     return _table(app)(app.table(table_id))
 
 
-@router.post("/{table_id}/seats", status_code=201)
+@router.post(
+    "/{table_id}/seats",
+    **answers(201, MultiPlayerTable, *AT_A_TABLE, e.UnknownSeat, e.SeatTaken, e.AlreadyAtTable),
+)
 def sit(
-    table_id: str, body: Seating, request: Request, command: Command = Depends(service_command)
+    table_id: TableId, body: Seating, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
     outcome = app.sit_at_table.with_receipt(
@@ -62,18 +75,25 @@ def sit(
     return command.respond(outcome, 201)
 
 
-@router.post("/{table_id}/leave")
+@router.post(
+    "/{table_id}/leave", **answers(200, MultiPlayerTable, *AT_A_TABLE, e.NotSeated, e.NotAtTable)
+)
 def leave(
-    table_id: str, body: Leaving, request: Request, command: Command = Depends(service_command)
+    table_id: TableId, body: Leaving, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
     outcome = app.leave_seat.with_receipt(command.receipt(_table(app)), table_id, body.player_id)
     return command.respond(outcome, 200)
 
 
-@router.post("/{table_id}/coups", status_code=201)
+@router.post(
+    "/{table_id}/coups",
+    **answers(
+        201, Round, e.UnknownTable, e.CoupInProgress, e.NoBank, e.TestModeDisabled, e.InvalidShoe
+    ),
+)
 def open_coup(
-    table_id: str,
+    table_id: TableId,
     request: Request,
     body: NewCoup | None = None,
     command: Command = Depends(service_command),
@@ -86,9 +106,24 @@ def open_coup(
 # The bank, at a player-banked table (rules.md 2.3, 2.4).
 
 
-@router.post("/{table_id}/bank", status_code=201)
+@router.post(
+    "/{table_id}/bank",
+    **answers(
+        201,
+        MultiPlayerTable,
+        *AT_A_TABLE,
+        e.NotOfferedTheBank,
+        e.BankOutOfLimits,
+        e.InsufficientFunds,
+        e.InvalidAmount,
+        e.InvalidStake,
+        e.CoupInProgress,
+        e.NotSeated,
+        e.HouseBanked,
+    ),
+)
 def put_up_bank(
-    table_id: str,
+    table_id: TableId,
     body: PuttingUpTheBank,
     request: Request,
     command: Command = Depends(service_command),
@@ -100,18 +135,24 @@ def put_up_bank(
     return command.respond(outcome, 201)
 
 
-@router.post("/{table_id}/bank/decline")
+@router.post(
+    "/{table_id}/bank/decline",
+    **answers(200, MultiPlayerTable, *AT_A_TABLE, e.NotOfferedTheBank, e.NotSeated, e.HouseBanked),
+)
 def decline_bank(
-    table_id: str, body: Leaving, request: Request, command: Command = Depends(service_command)
+    table_id: TableId, body: Leaving, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
     outcome = app.decline_bank.with_receipt(command.receipt(_table(app)), table_id, body.player_id)
     return command.respond(outcome, 200)
 
 
-@router.post("/{table_id}/bank/withdraw")
+@router.post(
+    "/{table_id}/bank/withdraw",
+    **answers(200, MultiPlayerTable, *AT_A_TABLE, e.NotTheBanker, e.CoupInProgress, e.HouseBanked),
+)
 def withdraw_bank(
-    table_id: str, body: Leaving, request: Request, command: Command = Depends(service_command)
+    table_id: TableId, body: Leaving, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
     outcome = app.withdraw_bank.with_receipt(command.receipt(_table(app)), table_id, body.player_id)

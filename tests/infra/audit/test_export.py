@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from infra.audit.export import Export, ExportArgumentError, parse_time, selection, write
 from infra.cli import app as cli
-from infra.store.store import Store
+from infra.store.store import Store, open_store
 from projections.round_trail import event_data
 from tests.conftest import StoreFactory
 
@@ -392,6 +392,7 @@ def test_bad_arguments_exit_2_with_a_clear_message(
 
 def test_an_unwritable_output_exits_2(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'casino.sqlite'}"
+    open_store(url).close()  # a store there: export only reads, it would make none
     result = CliRunner().invoke(
         cli,
         ["audit", "export", "--output", str(tmp_path / "no" / "such" / "dir.jsonl")],

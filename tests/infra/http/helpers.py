@@ -13,12 +13,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from fastapi.testclient import TestClient
-
 from infra.config import load_settings
 from infra.http.app import create_app
 from infra.store.store import Store
 from tests.conftest import OPERATOR, Api
+from tests.contract import ContractClient
 
 History = tuple[str, str, str, str, str, str, str]
 """One game-history entry: round_id, role, round status, net, commission, balance
@@ -140,5 +139,5 @@ def later(seconds: float) -> datetime.datetime:
 def serving(store: Store, *, background: bool = False, **settings: Any) -> Iterator[Api]:
     """The HTTP API on `store`, as a (re)started server process would serve it."""
     loaded = load_settings(database_url=store.url, **settings)
-    with TestClient(create_app(store, loaded, background=background)) as client:
+    with ContractClient(create_app(store, loaded, background=background)) as client:
         yield Api(client)

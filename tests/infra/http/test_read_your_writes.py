@@ -4,6 +4,7 @@ route shows how far the read models are behind."""
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -11,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from infra.config import ConfigError, load_settings
 from infra.http.app import create_app
+from infra.logs import configure_logging
 from infra.store.store import Store
 from infra.workers import ProjectorWorker
 from tests.conftest import OPERATOR, Api
@@ -97,13 +99,15 @@ def test_the_projector_worker_logs_its_lag(
     store: Store, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr("infra.workers.LAG_LOG_SECONDS", 0.0)
+    configure_logging("info")
     store.app.register_player("alice", "Alice")
     worker = ProjectorWorker(store)
     worker.tick()
     worker.signal.close()
-    line = next(line for line in capsys.readouterr().out.splitlines() if "projection_lag" in line)
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    line = next(line for line in lines if line["event"] == "projection_lag")
     head = store.projector.head()
-    assert f"position={head}" in line and "lag=0" in line and f"applied={head}" in line
+    assert (line["position"], line["lag"], line["applied"]) == (head, 0, head)
 
 
 def test_reports_accept_a_position_to_wait_for(api: Api) -> None:

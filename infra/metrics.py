@@ -1,0 +1,145 @@
+"""Prometheus metrics of one server process, served at GET /metrics.
+
+Every metric is documented in README.md (Metrics). They live in a registry of
+the app's own, not the library's global one, so that two apps in one process
+(the tests make many) never count into each other.
+
+- HTTP: requests by method, route template and status, and their latency.
+- Commands, told by the seam through its observer hook (`domain/seam.py:
+  CommandObserver`; the domain imports no metrics library): outcomes, retries,
+  saves and events written, snapshot failures.
+- The read models, read from the store at each scrape: the log's head, the
+  position the read models include, the lag between them, and the projector's
+  heartbeat.
+- Workers: each tick, failure and action (idle rounds ended, abandoned rounds
+  finished), and the time of each one's last tick.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from infra.logs import get_logger
+from infra.store.store import Store
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+LATENCY_BUCKETS_SECONDS = (0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+log = get_logger("casino.metrics")
+
+
+class Metrics:
+    def __init__(self, store: Store) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.requests = Counter(
+            "casino_http_requests", "HTTP requests answered", ["method", "route", "status"],
+            registry=r,
+        )  # fmt: skip
+        self.latency = Histogram(
+            "casino_http_request_duration_seconds", "Time to answer an HTTP request",
+            ["method", "route"], buckets=LATENCY_BUCKETS_SECONDS, registry=r,
+        )  # fmt: skip
+        self.commands = Counter(
+            "casino_commands", "Commands run through the seam, by outcome",
+            ["command", "outcome"], registry=r,
+        )  # fmt: skip
+        self.retries = Counter(
+            "casino_command_retries", "Commands run again: conflict, stale or connection",
+            ["command", "reason"], registry=r,
+        )  # fmt: skip
+        self.saves = Counter("casino_saves", "Atomic saves of a command's events", registry=r)
+        self.events = Counter("casino_events_written", "Events written by saves", registry=r)
+        self.snapshot_failures = Counter(
+            "casino_snapshot_failures", "Snapshots that failed to be written", registry=r
+        )
+        self.worker_ticks = Counter(
+            "casino_worker_ticks", "Passes of a background worker", ["worker"], registry=r
+        )
+        self.worker_failures = Counter(
+            "casino_worker_failures", "Passes of a background worker that failed (the "
+            "projector's among them)", ["worker"], registry=r,
+        )  # fmt: skip
+        self.worker_actions = Counter(
+            "casino_worker_actions", "What the timeout workers did", ["worker", "action"],
+            registry=r,
+        )  # fmt: skip
+        self.worker_last_tick = Gauge(
+            "casino_worker_last_tick_timestamp_seconds", "When a worker last finished a pass",
+            ["worker"], registry=r,
+        )  # fmt: skip
+        r.register(ProjectionCollector(store))
+        # Seal and witness state (CASINO_SEAL_KEY, CASINO_WITNESS) join here once the
+        # sealed ledger lands: a Collector of its own, registered like the one above.
+
+    # The HTTP layer's hook (infra/http/middleware.py: RequestLog).
+
+    def request(self, method: str, route: str, status: int, seconds: float) -> None:
+        self.requests.labels(method, route, str(status)).inc()
+        self.latency.labels(method, route).observe(seconds)
+
+    # The seam's hook (domain/seam.py: CommandObserver).
+
+    def finished(self, command: str, outcome: str) -> None:
+        self.commands.labels(command, outcome).inc()
+
+    def retried(self, command: str, reason: str) -> None:
+        self.retries.labels(command, reason).inc()
+
+    def saved(self, events: int) -> None:
+        self.saves.inc()
+        self.events.inc(events)
+
+    def snapshot_failed(self) -> None:
+        self.snapshot_failures.inc()
+
+    # The workers' hooks (infra/workers.py).
+
+    def ticked(self, worker: str, failed: bool) -> None:
+        self.worker_ticks.labels(worker).inc()
+        if failed:
+            self.worker_failures.labels(worker).inc()
+        else:
+            self.worker_last_tick.labels(worker).set(time.time())
+
+    def acted(self, worker: str, action: str) -> None:
+        self.worker_actions.labels(worker, action).inc()
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class ProjectionCollector(Collector):
+    """The read models' position against the log's head, read at each scrape."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            head = self.store.projector.head()
+            position = self.store.projector.position()
+            beat = self.store.projector.heartbeat()
+        except Exception as error:  # A scrape must answer even when the store does not.
+            log.warning("metrics_store_unreadable", error=repr(error)[:200])
+            return
+        yield _gauge("casino_projection_head", "Position of the newest event in the log", head)
+        yield _gauge(
+            "casino_projection_position", "Position of the newest event the read models include",
+            position,
+        )  # fmt: skip
+        yield _gauge("casino_projection_lag", "Events the read models are behind", head - position)
+        if beat is not None:
+            yield _gauge(
+                "casino_projector_heartbeat_timestamp_seconds",
+                "When a projector last said it runs (the separate one included)", beat,
+            )  # fmt: skip
+
+
+def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, documentation, value=value)

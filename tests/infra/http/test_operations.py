@@ -1,0 +1,165 @@
+"""What an operator sees: Prometheus metrics that move with the traffic, liveness, and
+readiness that names what is wrong."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+from eventsourcing.persistence import IntegrityError
+
+from infra.store.store import Store
+from infra.workers import IdleRoundWorker
+from tests.conftest import Api, StoreFactory
+from tests.infra.http.helpers import later, serving
+
+
+def scrape(api: Api) -> dict[str, float]:
+    """Every sample of /metrics, by its name and labels as printed."""
+    answer = api.client.get("/metrics")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/plain; version=0.0.4")
+    samples = {}
+    for line in answer.text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            samples[name] = float(value)
+    return samples
+
+
+def sample(samples: dict[str, float], name: str, **labels: str) -> float:
+    """The sum of the samples of `name` whose labels include these."""
+    total = 0.0
+    for key, value in samples.items():
+        found, _, rest = key.partition("{")
+        given = dict(re.findall(r'(\w+)="([^"]*)"', rest))
+        if found == name and all(given.get(k) == v for k, v in labels.items()):
+            total += value
+    return total
+
+
+def test_requests_commands_saves_and_the_log_are_counted(api: Api, store: Store) -> None:
+    api.player("alice", real="10.00")
+    api.post("/v1/players/alice/deposits", {"mode": "real", "amount": "1.00"}, key="d-1")
+    api.post("/v1/players/alice/deposits", {"mode": "real", "amount": "1.00"}, key="d-1")
+    api.post("/v1/players/alice/withdrawals", {"mode": "real", "amount": "99.00"})
+    api.get("/v1/players/alice/ledger")
+    samples = scrape(api)
+    route = "/v1/players/{player_id}/deposits"
+    assert sample(samples, "casino_http_requests_total", route=route, status="201") == 3
+    assert sample(samples, "casino_http_request_duration_seconds_count", route=route) == 3
+    withdrawals = "/v1/players/{player_id}/withdrawals"
+    assert sample(samples, "casino_http_requests_total", route=withdrawals, status="409") == 1
+    assert sample(samples, "casino_commands_total", command="deposit", outcome="applied") == 2
+    assert sample(samples, "casino_commands_total", command="deposit", outcome="replayed") == 1
+    assert sample(samples, "casino_commands_total", command="withdraw", outcome="refused") == 1
+    head = store.projector.head()
+    assert sample(samples, "casino_saves_total") == 3  # register, two deposits
+    assert sample(samples, "casino_events_written_total") == head
+    assert sample(samples, "casino_projection_head") == head
+    assert sample(samples, "casino_projection_position") == head  # the ledger read caught up
+    assert sample(samples, "casino_projection_lag") == 0
+
+
+def test_a_conflict_with_another_process_is_a_retry(api: Api, stores: StoreFactory) -> None:
+    api.player("alice", real="10.00")
+    elsewhere = stores.open()  # another server on the same store
+    elsewhere.app.deposit("alice", "real", 100)  # this server's cached wallet is now stale
+    api.deposit("alice", "1.00")
+    samples = scrape(api)
+    assert sample(samples, "casino_command_retries_total", command="deposit") >= 1
+    assert api.wallet("alice")["balance"] == "12.00"
+
+
+def test_a_command_that_loses_every_race_is_counted_exhausted(
+    api: Api, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.player("alice", real="10.00")
+
+    def conflicting(*_: Any, **__: Any) -> Any:
+        raise IntegrityError("another command saved first")
+
+    monkeypatch.setattr(store.app, "save", conflicting)
+    monkeypatch.setattr(store.app, "_sleep", lambda _: None)
+    answer = api.post("/v1/players/alice/deposits", {"mode": "real", "amount": "1.00"})
+    assert (answer.status_code, answer.json()["code"]) == (503, "concurrent_update")
+    samples = scrape(api)
+    assert sample(samples, "casino_commands_total", command="deposit", outcome="exhausted") == 1
+    assert sample(samples, "casino_command_retries_total", reason="conflict") == 11
+
+
+def test_a_failed_snapshot_is_counted(
+    api: Api, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(*_: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr("eventsourcing.application.Application._take_snapshots", failing)
+    api.player("alice", real="10.00")
+    assert sample(scrape(api), "casino_snapshot_failures_total") >= 1
+    assert api.wallet("alice")["balance"] == "10.00"  # the command still landed
+
+
+def test_a_worker_action_is_counted(api: Api, store: Store) -> None:
+    api.player("alice", real="10.00")
+    opened = api.post("/v1/baccarat/rounds", {"player_id": "alice", "mode": "real"})
+    api.post(f"/v1/rounds/{opened.json()['round_id']}/bets", {"spot": "player", "amount": "5"})
+    worker = IdleRoundWorker(store, 60)
+    worker.observer = api.client.app.state.metrics  # type: ignore[attr-defined]
+    assert len(worker.void_idle_rounds(later(120))) == 1
+    samples = scrape(api)
+    labels = {"worker": "idle_rounds", "action": "idle_round_ended"}
+    assert sample(samples, "casino_worker_actions_total", **labels) == 1
+
+
+def test_liveness_reads_nothing(api: Api, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store.projector, "head", lambda: 1 / 0)
+    answer = api.client.get("/v1/health/live")
+    assert (answer.status_code, answer.json()) == (200, {"status": "alive"})
+
+
+def test_a_server_with_its_workers_is_ready(store: Store) -> None:
+    with serving(store, background=True) as api:
+        answer = api.client.get("/v1/health/ready")
+        assert answer.status_code == 200, answer.text
+        checks = {check["name"]: check["ok"] for check in answer.json()["checks"]}
+        assert checks == {"store": True, "projector": True, "workers": True}
+        workers = next(c for c in answer.json()["checks"] if c["name"] == "workers")
+        assert workers["detail"] == "idle_rounds, abandoned_rounds, due_choices"
+        deadline = time.monotonic() + 10
+        while not sample(scrape(api), "casino_worker_ticks_total", worker="projector"):
+            assert time.monotonic() < deadline, "the projector never ticked"
+            time.sleep(0.05)
+
+
+def test_a_separate_projector_that_is_not_running_makes_the_server_not_ready(
+    store: Store,
+) -> None:
+    store.projector_inside = False
+    with serving(store, projector="separate") as api:
+        answer = api.client.get("/v1/health/ready")
+        assert (answer.status_code, answer.json()["code"]) == (503, "not_ready")
+        assert "projector: no separate projector has ever run" in answer.json()["detail"]
+        store.projector.beat(time.time() - 60)  # one ran, a minute ago
+        answer = api.client.get("/v1/health/ready")
+        assert answer.status_code == 503
+        assert (
+            "the separate projector (casino projections run) is not running"
+            in (answer.json()["detail"])
+        )
+        store.projector.beat(time.time())  # it runs again
+        assert api.client.get("/v1/health/ready").status_code == 200
+
+
+def test_a_store_that_does_not_answer_is_a_503_everywhere_but_liveness(
+    api: Api, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store.projector, "head", lambda: 1 / 0)
+    health = api.client.get("/v1/health")
+    assert (health.status_code, health.json()["code"]) == (503, "store_unavailable")
+    ready = api.client.get("/v1/health/ready")
+    assert (ready.status_code, ready.json()["code"]) == (503, "not_ready")
+    assert ready.json()["detail"] == "store: the store does not answer"
+    assert api.client.get("/metrics").status_code == 200  # without the store's gauges
