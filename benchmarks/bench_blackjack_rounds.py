@@ -13,9 +13,11 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import cast
 
 import psycopg
 
+from domain.any_round import Dealt
 from domain.blackjack import play as rules
 from domain.blackjack import state as play_state
 from domain.blackjack.hands import hand_value
@@ -45,7 +47,7 @@ def play_round(store: Store, boxes: int) -> int:
     round_id = round_.round_id
     for box in range(1, boxes + 1):
         app.place_bet(round_id, str(box), STAKE_CENTS)
-    dealt = app.deal(round_id).result
+    dealt = cast(Dealt, app.deal(round_id).result).round
     assert isinstance(dealt, BlackjackRound)
     commands = boxes + 2
     while dealt.status == IN_PLAY:

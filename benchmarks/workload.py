@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from domain.any_round import Dealt
 from domain.blackjack import play as rules
 from domain.blackjack import state as play_state
 from domain.blackjack.hands import hand_value
@@ -85,7 +86,7 @@ def blackjack_round(store: Store, cast: Cast, rng: random.Random) -> None:
     assert round_ is not None
     for box in range(1, rng.randint(1, 3) + 1):
         app.place_bet(round_.round_id, str(box), rng.choice((1000, 2500)))
-    dealt = app.deal(round_.round_id).result
+    dealt = cast(Dealt, app.deal(round_.round_id).result).round
     assert isinstance(dealt, BlackjackRound)
     while dealt.status == IN_PLAY:
         turn = dealt.next_turn()

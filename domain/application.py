@@ -16,6 +16,7 @@ from typing import Any, ClassVar, assert_never
 
 from eventsourcing.utils import EnvType
 
+from domain.any_round import Dealt, Round, named, round_of
 from domain.baccarat import p2p_steps
 from domain.baccarat import steps as baccarat
 from domain.baccarat.p2p import Lobby, P2PTable, load_p2p_table
@@ -32,14 +33,12 @@ from domain.blackjack.round import BlackjackRound, load_blackjack_round
 from domain.errors import (
     HouseBanked,
     IllegalAction,
-    InvalidPlayerId,
     NoPreviousBets,
-    NotSeated,
     PlayerExists,
 )
 from domain.ids import MODES, check_player_id, new_id, player_uuid
 from domain.player import Player, load_player
-from domain.rounds import check_certification, load_round
+from domain.rounds import check_certification
 from domain.seam import CommandSeam, Sleep, command
 from domain.settings import GameSettings
 from domain.tables import bank_steps
@@ -49,7 +48,6 @@ from domain.tables.table import Table, load_table
 from domain.unit import Unit
 from domain.wallet import Movement, Wallet, load_wallet
 
-Round = BaccaratRound | BlackjackRound | Coup  # every game's round, for `match`
 Clock = Callable[[], datetime.datetime]
 
 
@@ -126,13 +124,13 @@ class CasinoApplication(CommandSeam):
         player_id: str | None = None,
     ) -> Round:
         """A bet on a spot (baccarat) or box (blackjack); at a table it names its player."""
-        match round_ := _round(unit, round_id, player_id):
+        match round_ := round_of(unit, round_id, player_id):
             case BaccaratRound():
                 baccarat.place_bet(unit, round_, target, amount_cents)
             case BlackjackRound():
                 blackjack.place_bet(unit, round_, parse_box(target), amount_cents)
             case Coup():
-                tables.place_bet(unit, round_, _named(player_id), target, amount_cents)
+                tables.place_bet(unit, round_, named(player_id), target, amount_cents)
             case _:
                 assert_never(round_)
         return round_
@@ -141,13 +139,13 @@ class CasinoApplication(CommandSeam):
     def remove_bet(
         self, unit: Unit, round_id: str, target: str, player_id: str | None = None
     ) -> Round:
-        match round_ := _round(unit, round_id, player_id):
+        match round_ := round_of(unit, round_id, player_id):
             case BaccaratRound():
                 baccarat.remove_bet(unit, round_, target)
             case BlackjackRound():
                 blackjack.remove_bet(unit, round_, parse_box(target))
             case Coup():
-                tables.remove_bet(unit, round_, _named(player_id), target)
+                tables.remove_bet(unit, round_, named(player_id), target)
             case _:
                 assert_never(round_)
         return round_
@@ -155,35 +153,36 @@ class CasinoApplication(CommandSeam):
     @command
     def cancel_bets(self, unit: Unit, round_id: str, player_id: str | None = None) -> Round:
         """Take every stake of a round (at a table: of one player) back before the deal."""
-        match round_ := _round(unit, round_id, player_id):
+        match round_ := round_of(unit, round_id, player_id):
             case BaccaratRound():
                 baccarat.cancel_bets(unit, round_)
             case BlackjackRound():
                 blackjack.cancel_bets(unit, round_)
             case Coup():
-                tables.cancel_bets(unit, round_, _named(player_id))
+                tables.cancel_bets(unit, round_, named(player_id))
             case _:
                 assert_never(round_)
         return round_
 
     @command
-    def deal(self, unit: Unit, round_id: str) -> Round:
-        match round_ := _round(unit, round_id):
+    def deal(self, unit: Unit, round_id: str) -> Dealt:
+        next_round = None
+        match round_ := round_of(unit, round_id):
             case BaccaratRound():
-                baccarat.deal(unit, self.games, round_)
+                next_round = baccarat.deal(unit, self.games, round_)
             case BlackjackRound():
                 blackjack.deal(unit, round_)
             case Coup():
                 tables.deal(unit, self.games.tables, round_, self.clock())
             case _:
                 assert_never(round_)
-        return round_
+        return Dealt(round_, next_round)
 
     @command
     def end_idle_round(self, unit: Unit, round_id: str, idle_since: datetime.datetime) -> bool:
         """End a round that has seen no action since `idle_since`, as its game does it
         (rules.md 4); the result says whether it was ended."""
-        match round_ := _round(unit, round_id):
+        match round_ := round_of(unit, round_id):
             case BaccaratRound():
                 return baccarat.end_idle(unit, round_, idle_since)
             case BlackjackRound():
@@ -254,12 +253,12 @@ class CasinoApplication(CommandSeam):
     ) -> Round:
         """A decision: at blackjack on a box's hand (hit, stand, double, split,
         insurance); at a table, the choice its player owes (draw or stand)."""
-        match round_ := _round(unit, round_id, player_id):
+        match round_ := round_of(unit, round_id, player_id):
             case BlackjackRound() if box is not None:
                 blackjack.act(unit, round_, box, hand, action)
             case Coup():
                 settings, now = self.games.tables, self.clock()
-                tables.choose(unit, settings, round_, _named(player_id), action, now)
+                tables.choose(unit, settings, round_, named(player_id), action, now)
             case BlackjackRound():
                 raise IllegalAction("a blackjack decision names its box")
             case BaccaratRound():
@@ -272,7 +271,7 @@ class CasinoApplication(CommandSeam):
 
     @command
     def repeat_bets(self, unit: Unit, round_id: str) -> BlackjackRound:
-        round_ = _round(unit, round_id)
+        round_ = round_of(unit, round_id)
         if not isinstance(round_, BlackjackRound):
             raise NoPreviousBets(f"round {round_id} is not a blackjack round: no bets to repeat")
         blackjack.repeat_bets(unit, round_)
@@ -326,7 +325,7 @@ class CasinoApplication(CommandSeam):
     @command
     def call_banco(self, unit: Unit, round_id: str, player_id: str) -> Coup:
         """The caller covers the whole bank alone; every other bet goes back."""
-        round_ = _round(unit, round_id)
+        round_ = round_of(unit, round_id)
         if not isinstance(round_, Coup) or round_.banker_id is None:
             raise HouseBanked(f"the house banks round {round_id}: there is no banco to call")
         bank_steps.call_banco(unit, load_table(unit, round_.table_id), round_, player_id)
@@ -373,26 +372,10 @@ class CasinoApplication(CommandSeam):
         return load_wallet(self.reading(), player_id, mode)
 
     def round(self, round_id: str) -> Round:
-        return _round(self.reading(), round_id)
+        return round_of(self.reading(), round_id)
 
     def p2p_table(self, table_id: str) -> P2PTable:
         return load_p2p_table(self.reading(), table_id)
 
     def table(self, table_id: str) -> Table:
         return load_table(self.reading(), table_id)
-
-
-def _round(unit: Unit, round_id: str, player_id: str | None = None) -> Round:
-    """A round of any game; a player named for a one-player round must be its player."""
-    round_ = load_round(unit, round_id)
-    assert isinstance(round_, BaccaratRound | BlackjackRound | Coup), type(round_).__name__
-    if player_id is not None and not isinstance(round_, Coup) and player_id != round_.player_id:
-        raise NotSeated(f"player {player_id[:64]} does not play in round {round_id}")
-    return round_
-
-
-def _named(player_id: str | None) -> str:
-    """At a table every bet, removal and choice names the player it is for."""
-    if player_id is None:
-        raise InvalidPlayerId("at a table, name the player_id the bet or choice is for")
-    return player_id

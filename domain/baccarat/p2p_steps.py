@@ -87,23 +87,23 @@ def confirm_round(
     return round_
 
 
-def end_round(unit: Unit, p2p: P2PBaccarat, round_: BaccaratRound) -> None:
+def end_round(unit: Unit, p2p: P2PBaccarat, round_: BaccaratRound) -> BaccaratRound | None:
     """After a P2P round settles: free the table, and auto-confirm the next round
-    while the dealer is still eligible."""
+    while the dealer is still eligible; returns that round, if one opened."""
     assert round_.table_id is not None
     table = load_p2p_table(unit, round_.table_id)
     table.end_round(round_.round_id)
     if close_if_dealer_gone(unit, table):
-        return
+        return None
     if not table.auto_confirm or table.status != SEATED:
-        return
+        return None
     kind = p2p.table_type(table.table_type)
     dealer = load_wallet(unit, table.dealer_id, table.mode)
     problem = eligibility_problem(kind, worst_case_cents(p2p, kind), dealer)
-    if problem is None:
-        confirm_round(unit, p2p, table)
-    else:
+    if problem is not None:
         table.stop_auto_confirm(f"auto-confirm stopped: {problem.detail}")
+        return None
+    return confirm_round(unit, p2p, table)
 
 
 def leave_table(unit: Unit, table: P2PTable, player_id: str) -> P2PTable:

@@ -67,6 +67,11 @@ class BaccaratRound(Part):
     commission: Money | None = Field(description="P2P rounds only")
     net: dict[str, Money] | None = Field(description="per participant once settled")
     void_reason: str | None
+    next_round: BaccaratRound | None = Field(
+        default=None,
+        description="in the answer to a P2P deal only: the round auto-confirm opened in "
+        "the same save, or null",
+    )
 
 
 class BoxLimits(Limits):

@@ -23,7 +23,7 @@ from infra.http.bodies import (
 from infra.http.contract import answers
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of, min_position, projected
-from infra.http.views.rounds import audit_view, round_view
+from infra.http.views.rounds import audit_view, dealt_view, round_view
 from projections import round_trail
 
 router = APIRouter(tags=["rounds"])
@@ -150,7 +150,7 @@ def deal(
     round_id: RoundId, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Deal: baccarat plays the whole coup and settles; blackjack deals and waits for decisions."""
-    outcome = app_of(request).deal.with_receipt(command.receipt(round_view), round_id)
+    outcome = app_of(request).deal.with_receipt(command.receipt(dealt_view), round_id)
     return command.respond(outcome, 200)
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
-from domain.application import Round
+from domain.any_round import Dealt, Round
 from domain.baccarat import rules as baccarat
-from domain.baccarat.round import BaccaratRound
+from domain.baccarat.round import P2P, BaccaratRound
 from domain.blackjack.round import BlackjackRound
 from domain.money import format_cents
 from domain.rounds import secrets_revealed, withhold_secrets
@@ -29,6 +29,16 @@ def round_view(round_: Round) -> dict[str, Any]:
             return coup_view(round_)
         case _:
             assert_never(round_)
+
+
+def dealt_view(dealt: Dealt) -> dict[str, Any]:
+    """A dealt round; a P2P round's also names the next round auto-confirm opened in
+    the same save (null when none did), so the client need not ask its table."""
+    view = round_view(dealt.round)
+    if isinstance(dealt.round, BaccaratRound) and dealt.round.variant == P2P:
+        following = dealt.next_round
+        view["next_round"] = baccarat_round_view(following) if following is not None else None
+    return view
 
 
 def baccarat_round_view(round_: BaccaratRound) -> dict[str, Any]:

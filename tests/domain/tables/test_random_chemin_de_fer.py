@@ -12,6 +12,7 @@ from typing import cast
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from domain.any_round import Dealt
 from domain.application import CasinoApplication
 from domain.errors import DomainError
 from domain.tables.coup import IN_PLAY, Coup
@@ -56,7 +57,7 @@ def step(
         else:
             app.call_banco(coup, who)
     elif coup is not None:
-        played = cast(Coup, app.deal(coup).result)
+        played = cast(Coup, cast(Dealt, app.deal(coup).result).round)
         while played.status == IN_PLAY and played.pending is not None:
             if who == "late":  # the system chooses once the deadline is reached
                 app.choose_when_due(

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from domain.any_round import Dealt
 from domain.application import CasinoApplication
 from domain.errors import InvalidPlayerId, NotSeated, NotYourDecision, SeatTaken, UnknownSeat
 from domain.settings import GameSettings, TableGame, TableSettings
@@ -151,7 +152,7 @@ def test_a_choice_is_owed_by_whoever_plays_the_hand_and_made_by_them(
     round_id = coup_at(app, seated(app, "choosing"), FIVE)
     app.place_bet(round_id, "player", 1000, player_id="ann")
     app.place_bet(round_id, "player", 2000, player_id="bob")  # the highest stake plays
-    coup: Any = app.deal(round_id).result
+    coup: Any = cast(Dealt, app.deal(round_id).result).round
     assert coup.pending["player_id"] == "bob"
     assert coup.pending["deadline"] == (NOW + datetime.timedelta(seconds=30)).isoformat()
     with pytest.raises(NotYourDecision):

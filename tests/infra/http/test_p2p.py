@@ -205,10 +205,11 @@ def test_auto_confirm_opens_the_next_round_while_the_dealer_is_eligible(api: Api
     table = api.get(f"/v1/p2p/tables/{table_id}").json()
     first = table["current_round"]["round_id"]
     bet(api, first, "banker", "10.00")
-    api.post(f"/v1/rounds/{first}/deal")
+    dealt = api.post(f"/v1/rounds/{first}/deal").json()
     table = api.get(f"/v1/p2p/tables/{table_id}").json()
     assert table["round_id"] not in (None, first)
     assert table["current_round"]["status"] == "open"
+    assert dealt["next_round"] == table["current_round"]  # no need to ask the table
     assert api.wallet("dan")["held"] == "1803.50"
 
 
@@ -219,7 +220,7 @@ def test_the_auto_confirm_chain_stops_when_the_dealer_is_no_longer_eligible(api:
     round_id = join(api).json()["round_id"]
     assert round_id is not None  # the first round was confirmed on its own
     bet(api, round_id, "player", "10.00")
-    api.post(f"/v1/rounds/{round_id}/deal")
+    assert api.post(f"/v1/rounds/{round_id}/deal").json()["next_round"] is None
     table = api.get(f"/v1/p2p/tables/{table_id}").json()
     assert table["round_id"] is None
     assert table["auto_confirm"] is False
