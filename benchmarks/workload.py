@@ -5,6 +5,7 @@ rebuild benchmark (a log of hundreds of thousands of events)."""
 from __future__ import annotations
 
 import random
+import typing
 from dataclasses import dataclass
 
 from domain.any_round import Dealt
@@ -86,7 +87,7 @@ def blackjack_round(store: Store, cast: Cast, rng: random.Random) -> None:
     assert round_ is not None
     for box in range(1, rng.randint(1, 3) + 1):
         app.place_bet(round_.round_id, str(box), rng.choice((1000, 2500)))
-    dealt = cast(Dealt, app.deal(round_.round_id).result).round
+    dealt = typing.cast(Dealt, app.deal(round_.round_id).result).round
     assert isinstance(dealt, BlackjackRound)
     while dealt.status == IN_PLAY:
         turn = dealt.next_turn()
