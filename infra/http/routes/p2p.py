@@ -23,7 +23,9 @@ TableId = Annotated[str, Path(max_length=80, description="issued by the server")
 SITTING = (e.UnknownPlayer, e.UnknownTableType, e.AlreadyAtTable, e.RoundInterrupted)
 
 
-@router.post("/dealers", **answers(201, P2PTable, *SITTING, e.NotEligibleToDeal))
+@router.post(
+    "/dealers", **answers(201, P2PTable, *SITTING, e.NotEligibleToDeal, e.BalanceLimitExceeded)
+)
 def sit_as_dealer(
     body: NewDealer, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
@@ -62,6 +64,7 @@ def join_as_player(
         e.UnknownTable,
         e.TableNotReady,
         e.NotEligibleToDeal,
+        e.BalanceLimitExceeded,
         e.TestModeDisabled,
         e.InvalidShoe,
     ),

@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 
 from domain.blackjack.interruptions import Reconnection
 from domain.errors import (
+    BalanceLimitExceeded,
     HistoryUnavailable,
     InsufficientFunds,
     InvalidAmount,
@@ -60,7 +61,10 @@ def register_player(
     return command.respond(outcome, 201)
 
 
-@router.post("/{player_id}/deposits", **answers(201, a.Movement, UnknownPlayer, InvalidAmount))
+@router.post(
+    "/{player_id}/deposits",
+    **answers(201, a.Movement, UnknownPlayer, InvalidAmount, BalanceLimitExceeded),
+)
 def deposit(
     player_id: PlayerId,
     body: MoneyMovement,

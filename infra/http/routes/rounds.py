@@ -44,6 +44,7 @@ STAKING = (
     e.BelowTableMinimum,
     e.AboveTableMaximum,
     e.InsufficientFunds,
+    e.BalanceLimitExceeded,
 )
 # At a multi-player table, a bet names its player (rules.md 2.2-2.4).
 AT_A_TABLE = (e.NotSeated, e.BankerCannotBet, e.BankCovered, e.UnknownPlayer)
@@ -162,6 +163,7 @@ def deal(
         *ON_A_ROUND,
         e.IllegalAction,
         e.InsufficientFunds,
+        e.BalanceLimitExceeded,
         e.InvalidBox,
         e.NotYourDecision,
     ),
@@ -182,7 +184,14 @@ def act(
 @router.post(
     "/v1/rounds/{round_id}/banco",
     **answers(
-        201, Round, *ON_A_ROUND, e.BancoRefused, e.HouseBanked, e.InsufficientFunds, e.NotSeated
+        201,
+        Round,
+        *ON_A_ROUND,
+        e.BancoRefused,
+        e.HouseBanked,
+        e.InsufficientFunds,
+        e.BalanceLimitExceeded,
+        e.NotSeated,
     ),
 )
 def banco(

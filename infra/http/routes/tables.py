@@ -115,6 +115,7 @@ def open_coup(
         e.NotOfferedTheBank,
         e.BankOutOfLimits,
         e.InsufficientFunds,
+        e.BalanceLimitExceeded,
         e.InvalidAmount,
         e.InvalidStake,
         e.CoupInProgress,
