@@ -31,7 +31,7 @@ from domain.errors import ConcurrencyExhausted, DomainError, IdempotencyKeyReuse
 from domain.ids import receipt_uuid
 from domain.player import Player
 from domain.receipt import CommandReceipt
-from domain.unit import Unit
+from domain.unit import MemoryBox, SecretBox, Unit
 from domain.wallet import Wallet, check_postings_balance
 
 T = TypeVar("T")
@@ -107,8 +107,13 @@ class CommandSeam(Application[UUID]):
     # old it is; the application adds its games' (domain/application.py).
     snapshotting_intervals: ClassVar[dict[type[Any], int]] = {Wallet: 200, Player: 200}
 
-    def __init__(self, env: EnvType | None = None, sleep: Sleep | None = None) -> None:
+    def __init__(
+        self, env: EnvType | None = None, sleep: Sleep | None = None, box: SecretBox | None = None
+    ) -> None:
         super().__init__(env)
+        # Seals a round's seed before it is stored (rules.md 5); infra passes one keyed
+        # by CASINO_SECRET_KEY (infra/secrets.py).
+        self.box: SecretBox = box or MemoryBox()
         self._sleep = sleep or time.sleep  # Between retries; tests may pass one that does not.
         self.snapshot_failures = 0
         self.observer: CommandObserver = _Unobserved()
@@ -123,7 +128,7 @@ class CommandSeam(Application[UUID]):
 
     def reading(self) -> Unit:
         """A unit for queries: it reads the store, never the commands' cache."""
-        return Unit(self.fresh)
+        return Unit(self.fresh, None)
 
     def run(
         self,
@@ -157,7 +162,7 @@ class CommandSeam(Application[UUID]):
                 if earlier is not None:
                     head = self.recorder.max_notification_id() or 0
                     return Outcome(result=None, answer=earlier, replayed=True, position=head)
-            unit = Unit(self.repository)
+            unit = Unit(self.repository, self.box)
             reason = "stale"
             try:
                 result = command(unit)

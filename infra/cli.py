@@ -34,6 +34,8 @@ app.add_typer(projections_app, name="projections")
 audit_app = typer.Typer(rich_markup_mode="markdown", help="Verify and replay what the store holds.")
 app.add_typer(audit_app, name="audit")
 app.add_typer(rules_app, name="rules")
+keys_app = typer.Typer(rich_markup_mode="markdown", help="Keys the service is configured with.")
+app.add_typer(keys_app, name="keys")
 
 
 USAGE_ERROR = 2
@@ -74,12 +76,16 @@ def open_configured_store(settings: Settings, *, existing: bool = False) -> Stor
         if missing is not None:
             typer.echo(f"no store: {missing} (this command only reads; it creates none)", err=True)
             raise typer.Exit(USAGE_ERROR)
+    box, warning = settings.secret_box()
+    if warning is not None:
+        typer.echo(f"warning: {warning}", err=True)
     try:
         store = open_store(
             settings.database_url,
             postgres_schema=settings.postgres_schema,
             pool_size=settings.db_pool_size,
             games=settings.games(),
+            box=box,
         )
     except Exception as error:  # Whatever the driver raises: the store is not to be had.
         typer.echo(f"cannot open the store: {error}", err=True)
@@ -322,6 +328,15 @@ def audit_export(
         output=output,
     )
     raise typer.Exit(status)
+
+
+@keys_app.command("secret")
+def new_secret_key() -> None:
+    """Print a new CASINO_SECRET_KEY: the AES-256 key that seals each round's seed until
+    the round is over. Keep it outside the database; losing it strands open rounds."""
+    from infra.secrets import new_key
+
+    typer.echo(new_key())
 
 
 def main() -> None:

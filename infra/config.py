@@ -23,6 +23,14 @@ from domain.settings import (
     TableSettings,
     TableType,
 )
+from infra.secrets import (
+    DEV_KEY_FILE,
+    KEY_BYTES,
+    AesGcmBox,
+    SecretKeyError,
+    development_key,
+    parse_key,
+)
 
 ROLES = ("service", "operator", "auditor")
 DEV_KEYS = {"dev-service": "service", "dev-operator": "operator", "dev-auditor": "auditor"}
@@ -40,6 +48,8 @@ class Settings(BaseSettings):
 
     database_url: str = DEFAULT_DATABASE_URL
     api_keys: str = ""
+    # Seals each round's seed until it is over (infra/secrets.py); required in production.
+    secret_key: str = Field(default="", repr=False)
     env: Literal["development", "production"] = "development"
     test_mode: bool = False
     idle_timeout_seconds: int = Field(default=600, ge=1, le=86_400)
@@ -144,6 +154,27 @@ class Settings(BaseSettings):
             return url
         raise ValueError("must be sqlite:///path/to/file.sqlite or postgresql://user@host:port/db")
 
+    @field_validator("secret_key")
+    @classmethod
+    def _well_formed_secret_key(cls, text: str) -> str:
+        if text:
+            try:
+                parse_key(text)
+            except SecretKeyError:
+                raise ValueError(f"must be {2 * KEY_BYTES} hexadecimal characters") from None
+        return text
+
+    def secret_box(self) -> tuple[AesGcmBox, str | None]:
+        """The box that seals round seeds, and a warning when it is the development key."""
+        if self.secret_key:
+            return AesGcmBox(parse_key(self.secret_key)), None
+        key, made = development_key()
+        warning = (
+            f"no CASINO_SECRET_KEY: round seeds are sealed with the development key in "
+            f"{DEV_KEY_FILE}{' (made now)' if made else ''}. Never run like this with real money."
+        )
+        return AesGcmBox(key), warning
+
     @field_validator("api_keys")
     @classmethod
     def _well_formed_keys(cls, text: str) -> str:
@@ -245,3 +276,8 @@ def _check_production(settings: Settings) -> None:
         raise ConfigError("CASINO_API_KEYS: production refuses the dev-* keys")
     if settings.test_mode:
         raise ConfigError("CASINO_TEST_MODE: certification mode is refused in production")
+    if not settings.secret_key:
+        raise ConfigError(
+            "CASINO_SECRET_KEY: production refuses to start without a key to seal round seeds "
+            "(`casino keys secret` prints a new one)"
+        )

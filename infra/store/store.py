@@ -5,6 +5,7 @@ Builds the schema first, then the application and the projector over it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,8 @@ from eventsourcing.persistence import Notification
 
 from domain.application import CasinoApplication
 from domain.settings import GameSettings
+from domain.unit import SecretBox
+from infra.secrets import KEY_BYTES, AesGcmBox
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.schema import (
     SQLITE_EVENTS_TABLE,
@@ -26,6 +29,9 @@ from projections.base import POSITION_MAX, Cursor, Database
 from projections.runner import Projector
 
 AGGREGATE_CACHE_SIZE = 10_000
+# The key of stores opened without one (tests, benchmarks): good for this process only.
+# A server passes the configured CASINO_SECRET_KEY (infra/config.py: Settings.secret_box).
+PROCESS_SECRET_KEY = os.urandom(KEY_BYTES)
 # The library retries a lost connection up to ten times; keep each try short.
 POSTGRES_TIMEOUT_SECONDS = 5
 
@@ -52,6 +58,7 @@ def open_store(
     postgres_schema: str = "public",
     pool_size: int = 5,
     games: GameSettings | None = None,
+    box: SecretBox | None = None,
 ) -> Store:
     database: Database
     if url.startswith("sqlite:///"):
@@ -65,7 +72,7 @@ def open_store(
         # aggregate that another process moved on (the seam then reloads it).
         AGGREGATE_CACHE_FASTFORWARD="false",
     )
-    app = CasinoApplication(env=env, games=games)
+    app = CasinoApplication(env=env, games=games, box=box or AesGcmBox(PROCESS_SECRET_KEY))
     # On SQLite the events share the read models' file: the projector reads them in its
     # own transaction. Through the recorder's pool it could wait for a connection held
     # by a command that waits for the write lock the projector holds.

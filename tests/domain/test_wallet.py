@@ -206,7 +206,9 @@ def test_a_deposit_that_would_pass_the_balance_ceiling_is_refused_and_emits_noth
 def test_a_hold_whose_largest_payout_would_pass_the_ceiling_is_refused() -> None:
     # A held cent can win at most WIN_PER_CENT_HELD_MAX cents: the worst case must fit.
     room_cents = 1_000 * WIN_PER_CENT_HELD_MAX
-    wallet = given(Wallet("alice", "real"), lambda w: w.deposit("t1", BALANCE_CENTS_MAX - room_cents))
+    wallet = given(
+        Wallet("alice", "real"), lambda w: w.deposit("t1", BALANCE_CENTS_MAX - room_cents)
+    )
     wallet.hold("r1", 1_000)
     assert [name for name, _ in then(wallet)] == ["FundsHeld"]
     with pytest.raises(BalanceLimitExceeded) as refused:
