@@ -24,6 +24,7 @@ from rich.progress import Progress
 from infra.cli_rules import rules_app
 from infra.config import ConfigError, Settings, load_settings
 from infra.logs import configure_logging, get_logger
+from infra.secrets import AesGcmBox, SecretKeyError
 from infra.store.store import Store, open_store
 
 app = typer.Typer(rich_markup_mode="markdown")  # its help: main_options' docstring
@@ -68,17 +69,18 @@ def settings_or_exit() -> Settings:
         raise typer.Exit(2) from None
 
 
-def open_configured_store(settings: Settings, *, existing: bool = False) -> Store:
+def open_configured_store(
+    settings: Settings, *, existing: bool = False, sealing: bool = False
+) -> Store:
     """The configured store; with `existing`, only one that is there already (a
-    read-only command never creates one). Exits 2 when it cannot be opened."""
+    read-only command never creates one); with `sealing`, able to open rounds and deal
+    them (CASINO_SECRET_KEY). Exits 2 when it cannot be opened."""
     if existing:
         missing = missing_store(settings)
         if missing is not None:
             typer.echo(f"no store: {missing} (this command only reads; it creates none)", err=True)
             raise typer.Exit(USAGE_ERROR)
-    box, warning = settings.secret_box()
-    if warning is not None:
-        typer.echo(f"warning: {warning}", err=True)
+    box = _secret_box(settings) if sealing else None
     try:
         store = open_store(
             settings.database_url,
@@ -92,6 +94,17 @@ def open_configured_store(settings: Settings, *, existing: bool = False) -> Stor
         raise typer.Exit(USAGE_ERROR) from None
     store.projector_inside = settings.projector == "inside"
     return store
+
+
+def _secret_box(settings: Settings) -> AesGcmBox:
+    try:
+        box, warning = settings.secret_box()
+    except (ConfigError, SecretKeyError) as error:
+        typer.echo(f"configuration error: {error}", err=True)
+        raise typer.Exit(USAGE_ERROR) from None
+    if warning is not None:
+        get_logger("casino.secrets").warning("development_secret_key", detail=warning)
+    return box
 
 
 def missing_store(settings: Settings) -> str | None:
@@ -143,7 +156,7 @@ def serve(
             detail="no CASINO_API_KEYS configured: anyone can use dev-service, dev-operator "
             "and dev-auditor. Never run like this with real money.",
         )
-    store = open_configured_store(settings)
+    store = open_configured_store(settings, sealing=True)
     log.info("starting", store=settings.database_url.split("@")[-1], host=host, port=port)
     # No log config of uvicorn's own: its lines go through ours, as JSON (infra/logs.py).
     uvicorn.run(

@@ -165,9 +165,15 @@ class Settings(BaseSettings):
         return text
 
     def secret_box(self) -> tuple[AesGcmBox, str | None]:
-        """The box that seals round seeds, and a warning when it is the development key."""
+        """The box that seals round seeds, and a warning when it is the development key.
+        Only the server needs it: the audit and projection tools never open a seed."""
         if self.secret_key:
             return AesGcmBox(parse_key(self.secret_key)), None
+        if self.env == "production":
+            raise ConfigError(
+                "CASINO_SECRET_KEY: production refuses to start without a key to seal round "
+                "seeds (`casino keys secret` prints a new one)"
+            )
         key, made = development_key()
         warning = (
             f"no CASINO_SECRET_KEY: round seeds are sealed with the development key in "
@@ -276,8 +282,3 @@ def _check_production(settings: Settings) -> None:
         raise ConfigError("CASINO_API_KEYS: production refuses the dev-* keys")
     if settings.test_mode:
         raise ConfigError("CASINO_TEST_MODE: certification mode is refused in production")
-    if not settings.secret_key:
-        raise ConfigError(
-            "CASINO_SECRET_KEY: production refuses to start without a key to seal round seeds "
-            "(`casino keys secret` prints a new one)"
-        )

@@ -13,15 +13,15 @@ from typing import Any
 from domain import wallet as wallet_topics
 from domain.baccarat import round as topics
 from domain.baccarat import rules as baccarat
-from domain.baccarat.round import SETTLED_STATUS, BaccaratRound
-from domain.rounds import WalletEntry, replay, secrets_revealed, seed_problems
+from domain.baccarat.round import OPEN, SETTLED_STATUS, BaccaratRound
+from domain.rounds import WalletEntry, replay, seed_problems
 
 
 def verify_baccarat_round(events: list[Any], entries: list[WalletEntry]) -> list[str]:
     round_ = replay(events)
     assert isinstance(round_, BaccaratRound)
-    if not secrets_revealed(round_.status):
-        return []  # Its seed stays sealed until it is over: nothing to check yet.
+    if round_.status == OPEN or round_.seed is None:
+        return []  # Nothing dealt yet, or its seed is sealed until it is over.
     name = f"round {round_.round_id}"
     if seeded := seed_problems(name, round_):
         return seeded

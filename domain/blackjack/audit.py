@@ -17,16 +17,16 @@ from domain.blackjack import play as rules
 from domain.blackjack import round as topics
 from domain.blackjack import settlement
 from domain.blackjack import state as play_state
-from domain.blackjack.round import SETTLED_STATUS, BlackjackRound
+from domain.blackjack.round import OPEN, SETTLED_STATUS, BlackjackRound
 from domain.errors import IllegalAction
-from domain.rounds import WalletEntry, replay, secrets_revealed, seed_problems
+from domain.rounds import WalletEntry, replay, seed_problems
 
 
 def verify_blackjack_round(events: list[Any], entries: list[WalletEntry]) -> list[str]:
     round_ = replay(events)
     assert isinstance(round_, BlackjackRound)
-    if not secrets_revealed(round_.status):
-        return []  # Its seed stays sealed until it is over: nothing to check yet.
+    if round_.status == OPEN or round_.seed is None:
+        return []  # Nothing dealt yet, or its seed is sealed until it is over.
     name = f"round {round_.round_id}"
     if seeded := seed_problems(name, round_):
         return seeded

@@ -13,9 +13,9 @@ from typing import Any
 
 from domain import wallet as wallet_topics
 from domain.baccarat.rules import hand_total, points_for_stake
-from domain.rounds import WalletEntry, replay, secrets_revealed, seed_problems
+from domain.rounds import WalletEntry, replay, seed_problems
 from domain.tables import bank
-from domain.tables.coup import BY_SYSTEM, SETTLED_STATUS, Coup
+from domain.tables.coup import BY_SYSTEM, OPEN, SETTLED_STATUS, Coup
 from domain.tables.games import rules_of
 from domain.tables.tableau import Choice, Draw, Over
 
@@ -26,8 +26,8 @@ STEPS_MAX = 32  # cards and choices of one coup, however it plays
 def verify_coup(events: list[Any], entries: list[WalletEntry]) -> list[str]:
     coup = replay(events)
     assert isinstance(coup, Coup)
-    if not secrets_revealed(coup.status):
-        return []  # Its seed stays sealed until it is over: nothing to check yet.
+    if coup.status == OPEN or coup.seed is None:
+        return []  # Nothing dealt yet, or its seed is sealed until it is over.
     name = f"coup {coup.round_id}"
     if seeded := seed_problems(name, coup):
         return seeded

@@ -50,10 +50,15 @@ def test_production_refuses_the_dev_keys_and_test_mode() -> None:
         load_settings(env="production", api_keys="service=dev-service")
     with pytest.raises(ConfigError, match="CASINO_TEST_MODE"):
         load_settings(env="production", api_keys="service=k1", test_mode=True)
+    assert load_settings(env="production", api_keys="service=k1").keys() == {"k1": "service"}
+
+
+def test_production_refuses_to_seal_seeds_without_a_secret_key() -> None:
+    production = load_settings(env="production", api_keys="service=k1")
     with pytest.raises(ConfigError, match="CASINO_SECRET_KEY"):
-        load_settings(env="production", api_keys="service=k1")
-    production = load_settings(env="production", api_keys="service=k1", secret_key=KEY)
-    assert production.keys() == {"k1": "service"}
+        production.secret_box()
+    configured = load_settings(env="production", api_keys="service=k1", secret_key=KEY)
+    assert configured.secret_box()[1] is None
 
 
 def test_a_secret_key_seals_what_only_it_opens_for_that_round() -> None:
