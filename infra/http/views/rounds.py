@@ -83,6 +83,14 @@ def baccarat_round_view(round_: BaccaratRound) -> dict[str, Any]:
     return view
 
 
+def _unsealed(data: dict[str, Any], round_: Round) -> dict[str, Any]:
+    """A round over shows its opening with the seed and shoe its end revealed, as it did
+    before seeds were sealed (they are stored sealed there, `sealed_secrets`)."""
+    if data.get("sealed_secrets") is None or data.get("seed") is not None:
+        return data
+    return {**data, "seed": round_.seed, "shoe_prefix": round_.shoe_prefix}
+
+
 def _money(cents: dict[str, int]) -> dict[str, str]:
     return {who: format_cents(amount) for who, amount in cents.items()}
 
@@ -94,12 +102,12 @@ def audit_view(round_: Round, trail: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "round_id": round_.round_id,
         "status": round_.status,
-        "events": [_event_view(event, hide) for event in trail],
+        "events": [_event_view(event, hide, round_) for event in trail],
     }
 
 
-def _event_view(event: dict[str, Any], hide_secrets: bool) -> dict[str, Any]:
-    data = withhold_secrets(event["data"]) if hide_secrets else event["data"]
+def _event_view(event: dict[str, Any], hide_secrets: bool, round_: Round) -> dict[str, Any]:
+    data = withhold_secrets(event["data"]) if hide_secrets else _unsealed(event["data"], round_)
     return {
         "position": event["position"],
         "aggregate_id": event["aggregate_id"],
