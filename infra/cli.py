@@ -25,6 +25,7 @@ from infra.cli_rules import rules_app
 from infra.config import ConfigError, Settings, load_settings
 from infra.logs import configure_logging, get_logger
 from infra.secrets import AesGcmBox, SecretKeyError
+from infra.store import reach
 from infra.store.store import Store, open_store
 
 app = typer.Typer(rich_markup_mode="markdown")  # its help: main_options' docstring
@@ -72,14 +73,14 @@ def settings_or_exit() -> Settings:
 def open_configured_store(
     settings: Settings, *, existing: bool = False, sealing: bool = False
 ) -> Store:
-    """The configured store; with `existing`, only one that is there already (a
-    read-only command never creates one); with `sealing`, able to open rounds and deal
-    them (CASINO_SECRET_KEY). Exits 2 when it cannot be opened."""
-    if existing:
-        missing = missing_store(settings)
-        if missing is not None:
-            typer.echo(f"no store: {missing} (this command only reads; it creates none)", err=True)
-            raise typer.Exit(USAGE_ERROR)
+    """The configured store; with `existing`, only one that is there already (the
+    audit and projection commands never create one); with `sealing`, able to open
+    rounds and deal them (CASINO_SECRET_KEY). Exits 2, in one line naming the setting,
+    when the database cannot be reached or the store is not there."""
+    problem = _store_problem(settings, existing)
+    if problem is not None:
+        typer.echo(problem, err=True)
+        raise typer.Exit(USAGE_ERROR)
     box = _secret_box(settings) if sealing else None
     try:
         store = open_store(
@@ -90,10 +91,28 @@ def open_configured_store(
             box=box,
         )
     except Exception as error:  # Whatever the driver raises: the store is not to be had.
-        typer.echo(f"cannot open the store: {error}", err=True)
+        where = reach.shown_url(settings.database_url)
+        typer.echo(
+            f"CASINO_DATABASE_URL: cannot open the store at {where}: {reach.first_line(error)}",
+            err=True,
+        )
         raise typer.Exit(USAGE_ERROR) from None
     store.projector_inside = settings.projector == "inside"
     return store
+
+
+def _store_problem(settings: Settings, existing: bool) -> str | None:
+    """Why the command cannot go on with the configured store, in one line, or None."""
+    problem = reach.unreachable(settings.database_url)
+    if problem is not None or not existing:
+        return problem
+    try:
+        missing = reach.missing(settings.database_url, settings.postgres_schema)
+    except Exception as error:  # It went away since it answered.
+        return f"CASINO_DATABASE_URL: {reach.first_line(error)}"
+    if missing is None:
+        return None
+    return f"no store: {missing} (this command creates none)"
 
 
 def _secret_box(settings: Settings) -> AesGcmBox:
@@ -105,26 +124,6 @@ def _secret_box(settings: Settings) -> AesGcmBox:
     if warning is not None:
         get_logger("casino.secrets").warning("development_secret_key", detail=warning)
     return box
-
-
-def missing_store(settings: Settings) -> str | None:
-    """What is missing of the configured store, or None if it is there."""
-    url = settings.database_url
-    if url.startswith("sqlite:///"):
-        path = Path(url.removeprefix("sqlite:///"))
-        return None if path.is_file() else f"{path} does not exist"
-    import psycopg
-
-    from infra.store.schema import POSTGRES_EVENTS_TABLE
-
-    table = f"{settings.postgres_schema}.{POSTGRES_EVENTS_TABLE}"
-    try:
-        conninfo = url.replace("postgres://", "postgresql://", 1)
-        with psycopg.connect(conninfo, connect_timeout=5) as connection:
-            found = connection.execute("SELECT to_regclass(%s)", (table,)).fetchone()
-    except psycopg.Error as error:
-        return f"PostgreSQL does not answer: {error}"
-    return None if found and found[0] else f"PostgreSQL has no table {table}"
 
 
 def print_json(value: Any) -> None:
@@ -178,7 +177,7 @@ def run_projector() -> None:
 
     settings = settings_or_exit()
     configure_logging(settings.log_level)
-    store = open_configured_store(settings)
+    store = open_configured_store(settings, existing=True)
     stopping = threading.Event()
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stopping.set())
@@ -201,7 +200,7 @@ def rebuild(
     ones; then, where they differ, swap the rebuild in, in one transaction."""
     from infra.audit.rebuild import rebuild as rebuild_read_models
 
-    store = open_configured_store(settings_or_exit(), existing=check)
+    store = open_configured_store(settings_or_exit(), existing=True)
     try:
         with _progress("rebuilding aside", store.projector.head()) as advance:
             comparison = rebuild_read_models(store, advance, replace=not check)
