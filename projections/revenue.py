@@ -6,6 +6,11 @@ banks; each `PayoutMade` a stake and what it returned; `CommissionCharged` the
 casino's take; `Settled` ends the round, and the day it settled is the day it counts
 for. A round's payouts and its end are one save, but a batch of the log may end inside
 a save, so a round not over at the end of a batch waits in `revenue_open_rounds`.
+
+The sums of squares the RTP interval needs are exact integers in cents squared
+(NUMERIC columns). A batch adds them up in memory before writing; on SQLite that sum
+must stay under 2^63, so one round may return up to about $960,000 (a thousand such
+rounds in one batch): ten times what the largest default limit lets a round return.
 """
 
 from __future__ import annotations

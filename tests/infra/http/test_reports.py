@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 
 from domain.baccarat.odds import exact_odds
+from infra.audit.rebuild import compare_with_rebuild
+from infra.store.store import Store
+from projections import revenue
 from tests.conftest import AUDITOR, OPERATOR, SERVICE, Api
 from tests.infra.http import test_baccarat as house
 from tests.infra.http import test_blackjack as blackjack
@@ -86,7 +89,7 @@ def test_a_days_revenue_per_game_is_the_hand_computed_figures(day: Api) -> None:
     assert (revenue["from"], revenue["to"], revenue["group"]) == (None, today, "day")
 
 
-def test_the_days_ggr_is_what_the_casinos_accounts_moved(day: Api) -> None:
+def test_the_days_ggr_is_what_the_casinos_accounts_moved(day: Api, store: Store) -> None:
     books = {a["account"]: Decimal(a["balance"]) for a in day.trial_balance()["accounts"]}
     assert (books["casino:bank"], books["casino:commission"]) == (
         Decimal("-24.50"),
@@ -95,6 +98,17 @@ def test_the_days_ggr_is_what_the_casinos_accounts_moved(day: Api) -> None:
     totals = report(day, "/v1/reports/revenue")["totals"]["ltd"]
     assert Decimal(totals["ggr"]) == books["casino:bank"] + books["casino:commission"]
     assert Decimal(totals["commission"]) == books["casino:commission"]
+    assert compare_with_rebuild(store, lambda _: None).differences == []
+
+
+def test_a_report_of_too_many_rows_is_refused_naming_the_way_out(
+    day: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(revenue, "ROWS_MAX", 3)  # the day has four rows
+    answer = day.get("/v1/reports/revenue", headers=OPERATOR)
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["code"] == "report_too_large"
+    assert "group by month" in answer.json()["detail"]
 
 
 def test_by_month_the_rows_add_up_and_totals_are_relative_to_to(day: Api) -> None:
