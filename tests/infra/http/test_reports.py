@@ -18,6 +18,7 @@ from projections import revenue
 from tests.conftest import AUDITOR, OPERATOR, SERVICE, Api
 from tests.infra.http import test_baccarat as house
 from tests.infra.http import test_blackjack as blackjack
+from tests.infra.http import test_p2p as p2p
 from tests.infra.http import test_player_banked as banked
 from tests.infra.http import test_tables as tables
 
@@ -26,7 +27,7 @@ CASINO = ("casino:bank", "casino:commission")
 
 
 def play_a_day(api: Api) -> None:
-    """One round of four games, each figure worked out by hand beside it."""
+    """One round of five games, each figure worked out by hand beside it."""
     api.player("alice", real="500.00")
     # House baccarat: $10 on each spot, the banker wins: +9.50, -10, -10.
     round_id = house.open_round(api, house.BANKER_WINS)["round_id"]
@@ -52,6 +53,11 @@ def play_a_day(api: Api) -> None:
     coup = tables.open_coup(api, table_id, ["9", "K", "K", "K"])
     assert tables.bet(api, coup, "dave", "player", "20.00").status_code == 201
     assert banked.deal(api, coup)["outcome"] == "player"
+    # P2P, the rule book's worked example: pat's $10 banker bet loses to dan, who pays
+    # the casino 1.75% of it, $0.18.
+    round_id = p2p.confirm(api, p2p.seated_table(api), p2p.WORKED_EXAMPLE).json()["round_id"]
+    assert p2p.bet(api, round_id, "banker", "10.00").status_code == 201
+    assert house.deal(api, round_id).json()["commission"] == "0.18"
 
 
 def report(api: Api, path: str, headers: dict[str, str] | None = None) -> Any:
@@ -79,12 +85,14 @@ def test_a_days_revenue_per_game_is_the_hand_computed_figures(day: Api) -> None:
          **figures(1, "50.00", "0.00", "2.50", "2.50")},
         {"period": today, "game": "baccarat", "variant": "house",
          **figures(1, "30.00", "19.50", "10.50", "0.00")},
+        {"period": today, "game": "baccarat", "variant": "p2p",
+         **figures(1, "10.00", "0.00", "0.18", "0.18")},
         {"period": today, "game": "baccarat", "variant": "punto_banco",
          **figures(1, "20.00", "40.00", "-20.00", "0.00")},
         {"period": today, "game": "blackjack", "variant": "1",
          **figures(1, "10.00", "25.00", "-15.00", "0.00")},
     ]  # fmt: skip
-    total = figures(4, "110.00", "84.50", "-22.00", "2.50")
+    total = figures(5, "120.00", "84.50", "-21.82", "2.68")
     assert revenue["totals"] == {"period": total, "mtd": total, "ytd": total, "ltd": total}
     assert (revenue["from"], revenue["to"], revenue["group"]) == (None, today, "day")
 
@@ -93,7 +101,7 @@ def test_the_days_ggr_is_what_the_casinos_accounts_moved(day: Api, store: Store)
     books = {a["account"]: Decimal(a["balance"]) for a in day.trial_balance()["accounts"]}
     assert (books["casino:bank"], books["casino:commission"]) == (
         Decimal("-24.50"),
-        Decimal("2.50"),
+        Decimal("2.68"),
     )
     totals = report(day, "/v1/reports/revenue")["totals"]["ltd"]
     assert Decimal(totals["ggr"]) == books["casino:bank"] + books["casino:commission"]
@@ -104,7 +112,7 @@ def test_the_days_ggr_is_what_the_casinos_accounts_moved(day: Api, store: Store)
 def test_a_report_of_too_many_rows_is_refused_naming_the_way_out(
     day: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(revenue, "ROWS_MAX", 3)  # the day has four rows
+    monkeypatch.setattr(revenue, "ROWS_MAX", 4)  # the day has five rows
     answer = day.get("/v1/reports/revenue", headers=OPERATOR)
     assert answer.status_code == 422, answer.text
     assert answer.json()["code"] == "report_too_large"
@@ -114,11 +122,11 @@ def test_a_report_of_too_many_rows_is_refused_naming_the_way_out(
 def test_by_month_the_rows_add_up_and_totals_are_relative_to_to(day: Api) -> None:
     month = report(day, "/v1/reports/revenue?group=month")
     assert {row["period"] for row in month["rows"]} == {TODAY.isoformat()[:7]}
-    assert sum(row["rounds"] for row in month["rows"]) == 4
+    assert sum(row["rounds"] for row in month["rows"]) == 5
     tomorrow = (TODAY + datetime.timedelta(days=1)).isoformat()
     later = report(day, f"/v1/reports/revenue?from={tomorrow}&to={tomorrow}")
     assert later["rows"] == [] and later["totals"]["period"]["rounds"] == 0
-    assert later["totals"]["ltd"]["rounds"] == 4  # life to date includes today
+    assert later["totals"]["ltd"]["rounds"] == 5  # life to date includes today
     yesterday = (TODAY - datetime.timedelta(days=1)).isoformat()
     earlier = report(day, f"/v1/reports/revenue?to={yesterday}")
     assert earlier["totals"]["ltd"] == figures(0, "0.00", "0.00", "0.00", "0.00")
@@ -131,8 +139,8 @@ def test_the_revenue_report_comes_as_csv_when_asked(day: Api) -> None:
                         "commission"]  # fmt: skip
     assert lines[2] == [TODAY.isoformat(), "baccarat", "house", "1", "30.00", "19.50", "10.50",
                         "0.00"]  # fmt: skip
-    assert [line[0] for line in lines[5:]] == ["period", "mtd", "ytd", "ltd"]
-    assert lines[-1] == ["ltd", "all", "all", "4", "110.00", "84.50", "-22.00", "2.50"]
+    assert [line[0] for line in lines[6:]] == ["period", "mtd", "ytd", "ltd"]
+    assert lines[-1] == ["ltd", "all", "all", "5", "120.00", "84.50", "-21.82", "2.68"]
     preferred = "application/json;q=0.9, text/csv"  # by quality, then by order
     assert report(day, "/v1/reports/revenue", {"Accept": preferred}).startswith("period,")
     for json_first in ("application/json, text/csv", "text/csv;q=0.5, */*"):
@@ -158,7 +166,7 @@ def test_house_baccarats_rtp_sets_the_actual_beside_the_exact_figure(day: Api) -
 
 def test_rtp_of_every_variant_of_a_game_and_as_csv(day: Api) -> None:
     rtp = report(day, "/v1/reports/rtp?game=baccarat")
-    assert (rtp["rounds"], rtp["stakes"], rtp["returns"]) == (3, "100.00", "59.50")
+    assert (rtp["rounds"], rtp["stakes"], rtp["returns"]) == (4, "110.00", "59.50")
     assert rtp["theoretical_rtp"] is not None
     played = report(day, "/v1/reports/rtp?game=blackjack&variant=1")
     assert (played["actual_rtp"], played["theoretical_source"][:10]) == ("2.500000", "simulation")
