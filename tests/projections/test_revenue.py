@@ -9,11 +9,13 @@ import functools
 import random
 import sqlite3
 from collections.abc import Iterator
+from decimal import Decimal
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from benchmarks import bench_blackjack_sim
 from domain.baccarat import round as baccarat_round
 from domain.baccarat.rules import BANKER, PLAYER, TIE, bet_net_cents, play_coup
 from domain.blackjack import round as blackjack_round
@@ -89,6 +91,29 @@ def test_over_100000_rounds_the_actual_rtp_is_within_the_interval_of_the_exact_o
     assert 0.9 < found.theoretical < 0.99
     cursor.execute("SELECT COUNT(*) FROM revenue_open_rounds")
     assert cursor.fetchone() == (0,)  # every round cut by a batch was finished later
+
+
+def simulated_blackjack(rounds: int, seed: int) -> Iterator[Any]:
+    """Rounds of one box played by basic strategy, settled by the game's own rules (the
+    simulation the theoretical figure comes from, with another seed)."""
+    rng, shoe = random.Random(seed), list(bench_blackjack_sim.SHOE)
+    for number in range(rounds):
+        rng.shuffle(shoe)
+        net, staked = bench_blackjack_sim.play_round(shoe)
+        round_id = f"b{number}"
+        yield event(blackjack_round.OPENED, round_id, mode="real", hall="2", decks=2)
+        yield event(blackjack_round.PAYOUT_MADE, round_id, box=1, insurance_net_cents=0,
+                    hands=[{"stake_cents": staked}], net_cents=net)  # fmt: skip
+        yield event(blackjack_round.SETTLED, round_id)
+
+
+def test_blackjack_under_basic_strategy_agrees_with_the_simulated_figure() -> None:
+    found = reports.rtp_report(feed(simulated_blackjack(20_000, seed=16)), "real", "blackjack",
+                               "2", None, None)  # fmt: skip
+    low, high = (Decimal(found["difference_ci95"][side]) for side in ("low", "high"))
+    assert low <= 0 <= high
+    assert found["theoretical_rtp"] == "0.998986"
+    assert found["theoretical_source"].startswith("simulation")
 
 
 def test_where_a_batch_ends_changes_no_figure() -> None:
