@@ -5,13 +5,14 @@ from __future__ import annotations
 import datetime
 from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request
 
 from domain.money import format_cents
 from infra import reports
 from infra.http import answers as a
 from infra.http.auth import REPORT
 from infra.http.contract import answers
+from infra.http.negotiation import CSV, csv_answer, wants_csv
 from infra.http.problems import Problem
 from infra.http.reading import app_of, min_position, projected
 from projections import balances, commission
@@ -73,7 +74,6 @@ def commission_report(
     }
 
 
-CSV = "text/csv"
 TOO_LARGE = (422, "report_too_large")
 VARIANT = Query(
     default=None,
@@ -101,7 +101,7 @@ def revenue_report(
             report = reports.revenue_report(cursor, mode, first_day, until, group)
         except reports.ReportTooLarge as error:
             raise Problem(*TOO_LARGE, str(error)) from None
-    return _csv(reports.revenue_csv(report)) if _wants_csv(request) else report
+    return csv_answer(reports.revenue_csv(report)) if wants_csv(request) else report
 
 
 @router.get("/rtp", **answers(200, a.RtpReport, also=(CSV,)))
@@ -119,7 +119,7 @@ def rtp_report(
     _check_days(first_day or datetime.date.min, last_day or datetime.date.max)
     with projected(request) as cursor:
         report = reports.rtp_report(cursor, mode, game, variant, first_day, last_day)
-    return _csv(reports.rtp_csv(report)) if _wants_csv(request) else report
+    return csv_answer(reports.rtp_csv(report)) if wants_csv(request) else report
 
 
 def _check_days(first_day: datetime.date, last_day: datetime.date) -> None:
@@ -129,27 +129,3 @@ def _check_days(first_day: datetime.date, last_day: datetime.date) -> None:
             "invalid_request",
             f"from ({first_day}) is after to ({last_day}): no day is in between",
         )
-
-
-def _wants_csv(request: Request) -> bool:
-    """CSV when the caller's Accept names text/csv and prefers it to JSON: by its
-    quality, or, at equal quality, by naming it first. Anything else gets JSON."""
-    qualities: dict[str, tuple[float, int]] = {}
-    for order, part in enumerate(request.headers.get("accept", "").lower().split(",")[:32]):
-        media, *parameters = (piece.strip() for piece in part.split(";"))
-        quality = 1.0
-        for parameter in parameters:
-            name, _, value = parameter.partition("=")
-            if name.strip() == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
-        qualities.setdefault(media, (quality, -order))
-    csv = qualities.get(CSV, (0.0, 0))
-    json = qualities.get("application/json", qualities.get("*/*", (0.0, 0)))
-    return csv[0] > 0 and csv > json
-
-
-def _csv(text: str) -> Response:
-    return Response(text, media_type=f"{CSV}; charset=utf-8")
