@@ -87,7 +87,12 @@ def rtp(
     elif as_json:
         _print_json(report)
     else:
-        for key, value in report.items():
+        interval = report["difference_ci95"]
+        shown = {
+            **report,
+            "difference_ci95": interval and f"{interval['low']} to {interval['high']}",
+        }
+        for key, value in shown.items():
             typer.echo(f"{key}: {'-' if value is None else value}")
 
 

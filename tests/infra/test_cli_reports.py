@@ -69,6 +69,14 @@ def test_the_rtp_report_as_json_and_text(store: Store) -> None:
     )
     text = casino(store, "reports", "rtp", "--game", "blackjack")
     assert "actual_rtp: -" in text.output.splitlines()
+    store.app.deposit("alice", "real", 1)  # a second round, so there is an interval
+    again = store.app.open_house_round("alice", "real", ["9", "K", "K", "K"]).result
+    assert again is not None
+    store.app.place_bet(again.round_id, "player", 1000)
+    store.app.deal(again.round_id)
+    lines = casino(store, "reports", "rtp", "--game", "baccarat").output.splitlines()
+    assert "actual_rtp: 1.000000" in lines
+    assert next(line for line in lines if line.startswith("difference_ci95: ")).count(" to ") == 1
 
 
 @pytest.mark.parametrize(
