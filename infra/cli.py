@@ -4,7 +4,7 @@ Every command exits 0 when all holds, 1 on a discrepancy (`audit verify`,
 `projections rebuild --check`) and 2 on a usage or configuration error: a bad
 option or setting, a store that cannot be opened, and, for the commands that
 only read (`audit verify`, `audit replay`, `audit export`, `projections rebuild
---check`), a store that does not exist - they never create one.
+--check`, `reports`), a store that does not exist - they never create one.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 import typer
 from rich.progress import Progress
 
+from infra.cli_reports import reports_app
 from infra.cli_rules import rules_app
 from infra.config import ConfigError, Settings, load_settings
 from infra.logs import configure_logging, get_logger
@@ -36,6 +37,7 @@ app.add_typer(projections_app, name="projections")
 audit_app = typer.Typer(rich_markup_mode="markdown", help="Verify and replay what the store holds.")
 app.add_typer(audit_app, name="audit")
 app.add_typer(rules_app, name="rules")
+app.add_typer(reports_app, name="reports")
 keys_app = typer.Typer(rich_markup_mode="markdown", help="Keys the service is configured with.")
 app.add_typer(keys_app, name="keys")
 
@@ -88,6 +90,7 @@ def open_configured_store(
             postgres_schema=settings.postgres_schema,
             pool_size=settings.db_pool_size,
             games=settings.games(),
+            group_commit=settings.group_commit(),
             box=box,
         )
     except Exception as error:  # Whatever the driver raises: the store is not to be had.

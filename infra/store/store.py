@@ -15,6 +15,7 @@ from uuid import UUID
 from eventsourcing.persistence import Notification
 
 from domain.application import CasinoApplication
+from domain.group_commit import GroupCommitSettings
 from domain.settings import GameSettings
 from domain.unit import SecretBox
 from infra.secrets import KEY_BYTES, AesGcmBox
@@ -32,6 +33,7 @@ AGGREGATE_CACHE_SIZE = 10_000
 # The key of stores opened without one (tests, benchmarks): good for this process only.
 # A server passes the configured CASINO_SECRET_KEY (infra/config.py: Settings.secret_box).
 PROCESS_SECRET_KEY = os.urandom(KEY_BYTES)
+DEFAULT_GROUP_COMMIT = GroupCommitSettings()
 # The library retries a lost connection up to ten times; keep each try short.
 POSTGRES_TIMEOUT_SECONDS = 5
 
@@ -58,8 +60,11 @@ def open_store(
     postgres_schema: str = "public",
     pool_size: int = 5,
     games: GameSettings | None = None,
+    group_commit: GroupCommitSettings | None = DEFAULT_GROUP_COMMIT,
     box: SecretBox | None = None,
 ) -> Store:
+    """The store at `url`, its schema made; concurrent commands' saves share
+    transactions unless `group_commit` is None."""
     database: Database
     if url.startswith("sqlite:///"):
         database, env = _sqlite(url.removeprefix("sqlite:///"))
@@ -73,6 +78,8 @@ def open_store(
         AGGREGATE_CACHE_FASTFORWARD="false",
     )
     app = CasinoApplication(env=env, games=games, box=box or AesGcmBox(PROCESS_SECRET_KEY))
+    if group_commit is not None:
+        app.enable_group_commit(group_commit)
     # On SQLite the events share the read models' file: the projector reads them in its
     # own transaction. Through the recorder's pool it could wait for a connection held
     # by a command that waits for the write lock the projector holds.
