@@ -28,6 +28,7 @@ from infra.logs import configure_logging, get_logger
 from infra.secrets import AesGcmBox, SecretKeyError
 from infra.store import reach
 from infra.store.store import Store, open_store
+from projections.failure import ProjectionFailed
 
 app = typer.Typer(rich_markup_mode="markdown")  # its help: main_options' docstring
 projections_app = typer.Typer(
@@ -187,9 +188,14 @@ def run_projector() -> None:
     worker = ProjectorWorker(store)
     get_logger("casino.projections").info("projector_started", position=store.projector.position())
     worker.start()
-    stopping.wait()
+    while worker.alive and not stopping.wait(1.0):
+        pass  # Until told to stop, or the projector stopped at an event it cannot apply.
     worker.stop()
+    failed = store.projector.failure
     store.close()
+    if failed is not None:
+        typer.echo(f"the projector stopped: {failed.detail}", err=True)
+        raise typer.Exit(DISCREPANCY)
 
 
 @projections_app.command("rebuild")
@@ -207,6 +213,9 @@ def rebuild(
     try:
         with _progress("rebuilding aside", store.projector.head()) as advance:
             comparison = rebuild_read_models(store, advance, replace=not check)
+    except ProjectionFailed as failed:
+        typer.echo(f"cannot rebuild: {failed.detail}", err=True)
+        raise typer.Exit(DISCREPANCY) from None
     finally:
         store.close()
     differs = bool(comparison.differences)

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from infra.cli import app
 from infra.store.store import open_store
 from tests.conftest import POSTGRES_URL
+from tests.projections.test_projection_failure import POISON_CENTS, ledger_refusing_the_poison
 
 
 def test_a_bad_setting_stops_serve_with_its_name(tmp_path: Path) -> None:
@@ -102,3 +103,29 @@ def test_a_mistyped_postgres_schema_is_named_and_never_created(
             "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (schema,)
         ).fetchone()
     assert found is None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "projected_before"),
+    [(["projections", "run"], False), (["projections", "rebuild"], True)],
+)
+def test_a_read_model_that_cannot_apply_an_event_stops_the_command_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arguments: list[str], projected_before: bool
+) -> None:
+    # Given an event the ledger read model cannot apply (any more),
+    url = f"sqlite:///{tmp_path / 'casino.sqlite'}"
+    store = open_store(url)
+    store.app.register_player("alice", "Alice")
+    store.app.deposit("alice", "real", POISON_CENTS)
+    poison = store.projector.head()
+    if projected_before:  # A rebuild meets it again from the start.
+        store.projector.catch_up()
+    store.close()
+    ledger_refusing_the_poison(monkeypatch)
+    result = CliRunner().invoke(app, arguments, env={"CASINO_DATABASE_URL": url})
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if "projection" not in line[:40]]
+    assert lines[-1].endswith(
+        f"read model ledger cannot apply the event at position {poison}: "
+        "OverflowError: Python int too large to convert to SQLite INTEGER"
+    )
