@@ -151,3 +151,21 @@ def test_a_read_model_that_fails_to_be_read_is_a_problem_not_a_crash(
     assert answer.status_code == 503
     assert answer.headers["content-type"] == "application/problem+json"
     assert answer.json()["code"] == "read_model_unavailable"
+
+
+def test_a_balance_written_into_a_read_model_past_its_limits_is_refused_on_reading(
+    api: Api, store: Store
+) -> None:
+    # Given someone wrote a negative balance straight into the read models,
+    api.player("alice", real="1.00")
+    api.trial_balance()
+    with store.database.write() as cursor:
+        cursor.execute(
+            "UPDATE account_balances SET balance_cents = -100 WHERE account = 'player:alice'"
+        )
+        cursor.execute("UPDATE wallet_balances SET held_cents = 1000 WHERE player_id = 'alice'")
+    # then the reports that read them answer a problem rather than show it, or crash.
+    for path in ("/v1/reports/trial-balance?mode=real", "/v1/reports/liability?mode=real"):
+        answer = api.get(path, headers=OPERATOR)
+        assert answer.status_code == 503, path
+        assert answer.json()["code"] == "read_model_unavailable"
