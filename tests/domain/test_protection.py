@@ -258,3 +258,44 @@ def test_self_exclusions_run_calendar_months(
 ) -> None:
     moment = datetime.datetime(*start, 9, 30, tzinfo=datetime.UTC)
     assert add_months(moment, months) == datetime.datetime(*end, 9, 30, tzinfo=datetime.UTC)
+
+
+def test_an_exclusion_ends_the_players_open_rounds_of_every_game_as_a_disconnect(
+    app: CasinoApplication, clock: Clock
+) -> None:
+    # Given Pat plays a P2P round against Dan, a coup at a table and a blackjack round.
+    app.register_player("dan", "Dan")
+    app.deposit("dan", "real", 500_000)
+    app.adjust_points("dan", "real", 100, "may deal")
+    p2p = app.sit_as_dealer("dan", "real", "I", False).result
+    assert p2p is not None
+    app.join_as_player("pat", "real", "I")
+    p2p_round = app.confirm(p2p.table_id, PLAYER_WINS).result
+    table = app.open_table("punto_banco", "real").result
+    assert p2p_round is not None and table is not None
+    app.sit_at_table(table.table_id, "pat", "1")
+    coup = app.open_coup(table.table_id, PLAYER_WINS).result
+    blackjack = app.open_blackjack_round("pat", "real", "2", ["5", "9", "6", "10"]).result
+    assert coup is not None and blackjack is not None
+    app.place_bet(p2p_round.round_id, "player", 1_000)
+    app.place_bet(coup.round_id, "player", 1_000, player_id="pat")
+    app.place_bet(blackjack.round_id, "1", 1_000)
+    app.deal(blackjack.round_id)
+    # When Pat is excluded.
+    _, affected = app.exclude("pat", "1y").result or ({}, [])
+    # Then the P2P round is voided, the coup goes on, the blackjack round is held.
+    assert [a["round_id"] for a in affected] == [
+        p2p_round.round_id,
+        coup.round_id,
+        blackjack.round_id,
+    ]
+    assert app.round(p2p_round.round_id).status == "voided"
+    assert app.round(blackjack.round_id).status == "interrupted"
+    app.deal(coup.round_id)  # the coup settles Pat's bet and frees the seat
+    assert "pat" not in app.table(table.table_id).seats.values()
+    # And once the resume window has passed, the system finishes the blackjack round.
+    # (An interruption is dated by its event's own timestamp, not by the clock.)
+    window_closed = datetime.datetime.now(datetime.UTC)
+    assert app.finish_abandoned_round(blackjack.round_id, window_closed).result is not None
+    assert app.wallet("pat", "real").held_cents == 0
+    assert app.player("pat").blackjack_rounds == {}
