@@ -53,6 +53,7 @@ from domain.significant import (
     SignificantEvent,
     configuration_uuid,
     significant,
+    stamp,
 )
 from domain.tables import bank_steps
 from domain.tables import steps as tables
@@ -199,7 +200,7 @@ class CasinoApplication(CommandSeam):
         guard(unit, self.clock())
 
     def _significant(self, unit: Unit, kind: str, details: dict[str, Any]) -> SignificantEvent:
-        recorded = significant(new_id(), kind, self.clock().isoformat(), details)
+        recorded = significant(new_id(), kind, stamp(self.clock()), details)
         unit.add(recorded)
         return recorded
 

@@ -30,6 +30,7 @@ from domain.errors import (
 )
 from domain.ids import check_player_id, protection_uuid
 from domain.money import BALANCE_CENTS_MAX, format_cents
+from domain.significant import stamp as _iso
 from domain.unit import Unit
 
 DAY = datetime.timedelta(days=1)
@@ -138,7 +139,8 @@ class Protection(Aggregate):
                 ends_at=_iso(ends),
             )
         kind = exclusion_kind(period)
-        self._excluded(kind, period, _iso(now), _iso(exclusion_end(period, now)))
+        end = exclusion_end(period, now)
+        self._excluded(self.player_id, kind, period, _iso(now), _iso(end))
         assert self.exclusion is not None
         return self.exclusion
 
@@ -146,7 +148,7 @@ class Protection(Aggregate):
         """The worker's: end an exclusion that is due; says whether it did."""
         if self.exclusion is None or self.excluded_until(now) is not None:
             return False
-        self._exclusion_ended(self.exclusion["ends_at"])
+        self._exclusion_ended(self.player_id, self.exclusion["ends_at"])
         return True
 
     def check(self, activity: Activity, now: datetime.datetime) -> None:
@@ -204,7 +206,10 @@ class Protection(Aggregate):
             self.pending[key] = [cents, effective_at]
 
     @event("Excluded", topic="casino:Protection.Excluded")
-    def _excluded(self, kind: str, period: str, started_at: str, ends_at: str) -> None:
+    def _excluded(
+        self, player_id: str, kind: str, period: str, started_at: str, ends_at: str
+    ) -> None:
+        # Each event names its player, for the read model the ending worker reads.
         self.exclusion = {
             "kind": kind,
             "period": period,
@@ -213,7 +218,7 @@ class Protection(Aggregate):
         }
 
     @event("ExclusionEnded", topic="casino:Protection.ExclusionEnded")
-    def _exclusion_ended(self, ended_at: str) -> None:
+    def _exclusion_ended(self, player_id: str, ended_at: str) -> None:
         self.exclusion = None
 
     @event("Recorded", topic="casino:Protection.Recorded")
@@ -335,11 +340,6 @@ def _put(limits: dict[str, int], key: str, cents: int | None) -> None:
         limits.pop(key, None)
     else:
         limits[key] = cents
-
-
-def _iso(moment: datetime.datetime) -> str:
-    # One fixed form, so that stored times compare as strings in the event bodies.
-    return moment.astimezone(datetime.UTC).isoformat(timespec="microseconds")
 
 
 def _time(text: str) -> datetime.datetime:

@@ -10,6 +10,7 @@ so that a start-up can say what changed since the last one.
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from typing import Any
@@ -55,6 +56,11 @@ class SignificantEvent(Aggregate):
         self.kind = kind
         self.at = at
         self.details = details
+
+
+def stamp(moment: datetime.datetime) -> str:
+    """A moment in one fixed form (UTC, microseconds), so stored times compare as text."""
+    return moment.astimezone(datetime.UTC).isoformat(timespec="microseconds")
 
 
 def significant(event_id: str, kind: str, at: str, details: dict[str, Any]) -> SignificantEvent:

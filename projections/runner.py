@@ -15,6 +15,7 @@ from projections import (
     balances,
     commission,
     dealer_points,
+    exclusions,
     game_history,
     interrupted_rounds,
     ledger,
@@ -22,6 +23,7 @@ from projections import (
     pending_choices,
     round_index,
     round_trail,
+    significant_events,
 )
 from projections.base import Cursor, Database, View
 
@@ -32,7 +34,8 @@ from projections.base import Cursor, Database, View
 # @4: coups at multi-player tables: who plays in them, and the choices they owe.
 # @5: the round index (every round with its players and roles).
 # @6: a banco's caller is among a coup's players, its banker among those of it open.
-NAME = "read_models@6"
+# @7: significant events, and the exclusions still running (rules.md 7).
+NAME = "read_models@7"
 BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (
@@ -55,6 +58,8 @@ READ_MODELS = (
     interrupted_rounds,
     pending_choices,
     round_index,
+    significant_events,
+    exclusions,
 )
 # The tables a rebuild empties, each with its primary key.
 TABLES: dict[str, tuple[str, ...]] = {
@@ -183,6 +188,8 @@ class Projector:
             interrupted_rounds.InterruptedRounds(),
             pending_choices.PendingChoices(),
             round_index.RoundIndex(),
+            significant_events.SignificantEvents(),
+            exclusions.Exclusions(),
         ]
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
