@@ -36,6 +36,13 @@ def parse_amount(text: object) -> int:
     return cents
 
 
+def parse_limit(text: object) -> int:
+    """Like `parse_amount`, but zero is an amount too: a limit of "0.00" allows nothing."""
+    if isinstance(text, str) and _AMOUNT_PATTERN.fullmatch(text) and not text.strip("0."):
+        return 0
+    return parse_amount(text)
+
+
 def format_cents(cents: int) -> str:
     """Turn 1050 into "10.50" and -5 into "-0.05"."""
     sign = "-" if cents < 0 else ""

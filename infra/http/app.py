@@ -23,9 +23,11 @@ from infra.http.routes import (
     health,
     p2p,
     players,
+    protection,
     reports,
     round_index,
     rounds,
+    significant_events,
     tables,
 )
 from infra.http.strict_json import BODY_PROBLEM, StrictJsonBodies
@@ -89,6 +91,8 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.state.api_keys = settings.keys()
     api.state.refusals = throttle
     api.include_router(players.router)
+    api.include_router(protection.router)
+    api.include_router(significant_events.router)
     api.include_router(rounds.router)
     api.include_router(p2p.router)
     api.include_router(tables.router)

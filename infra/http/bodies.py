@@ -12,9 +12,9 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from domain.errors import InvalidLimits
+from domain.errors import InvalidLimit, InvalidLimits
 from domain.ids import PLAYER_ID_PATTERN
-from domain.money import parse_amount
+from domain.money import parse_amount, parse_limit
 from domain.player import DISPLAY_NAME_LENGTH_MAX
 from domain.rounds import SHOE_PREFIX_CARDS_MAX
 from domain.wallet import REASON_LENGTH_MAX
@@ -254,3 +254,53 @@ class Seating(Body):
 
 class NewCoup(Body):
     shoe: list[Card] | None = ShoeField
+
+
+# Player protection (rules.md 7).
+
+LimitAmount = Field(
+    default=None,
+    max_length=40,
+    description='a decimal string ("0.00" allows nothing), or null for no limit',
+    examples=["100.00"],
+)
+
+
+class LimitsByPeriod(Body):
+    """The limits of one kind per rolling window; a window not named is left as it is."""
+
+    day: str | None = LimitAmount
+    week: str | None = LimitAmount
+    month: str | None = LimitAmount
+
+
+class NewLimits(Body):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"deposit": {"day": "100.00"}, "loss": {"week": None}}]}
+    )
+
+    deposit: LimitsByPeriod | None = None
+    loss: LimitsByPeriod | None = None
+
+    def changes(self) -> dict[str, int | None]:
+        """ "deposit:day" -> cents (None: no limit), for each window the body names."""
+        changes: dict[str, int | None] = {}
+        for kind in sorted(self.model_fields_set):
+            periods = getattr(self, kind)
+            for period in [] if periods is None else sorted(periods.model_fields_set):
+                text = getattr(periods, period)
+                changes[f"{kind}:{period}"] = None if text is None else parse_limit(text)
+        if not changes:
+            raise InvalidLimit('name at least one limit, such as {"deposit": {"day": "100.00"}}')
+        return changes
+
+
+class NewExclusion(Body):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"period": "24h"}]})
+
+    period: str = Field(
+        max_length=8,
+        description="a time-out: 24h, 48h, 72h, 1w, 2w, 4w or 6w; "
+        "a self-exclusion: 6m, 1y, 2y or 5y",
+        examples=["24h", "6m"],
+    )
