@@ -121,20 +121,26 @@ class CasinoApplication(CommandSeam):
 
     @command
     def adjust_points(
-        self, unit: Unit, player_id: str, mode: str, change: int, reason: str
+        self,
+        unit: Unit,
+        player_id: str,
+        mode: str,
+        change: int,
+        reason: str,
+        actor: str = "operator",
     ) -> Wallet:
         """An operator's adjustment of dealer points, with a reason (rules.md 2.1)."""
         wallet = load_wallet(unit, player_id, mode)
         wallet.adjust_points(change, reason)
         details = {"player_id": player_id, "mode": mode, "change": change, "reason": reason}
-        self._significant(unit, POINTS_ADJUSTED, details)
+        self._significant(unit, POINTS_ADJUSTED, details, actor)
         return wallet
 
     # Player protection (rules.md 7).
 
     @command
     def set_limits(
-        self, unit: Unit, player_id: str, changes: dict[str, int | None]
+        self, unit: Unit, player_id: str, changes: dict[str, int | None], actor: str = "service"
     ) -> tuple[Protection, dict[str, str]]:
         """Set deposit and loss limits ("deposit:day" -> cents, None for none): lower
         at once, higher after the cooling-off; returns when each takes effect."""
@@ -146,18 +152,19 @@ class CasinoApplication(CommandSeam):
             "limits": {key: {"cents": cents, "effective_at": effective[key]}
                        for key, cents in changes.items()},
         }  # fmt: skip
-        self._significant(unit, LIMIT_CHANGED, details)
+        self._significant(unit, LIMIT_CHANGED, details, actor)
         return protection, effective
 
     @command
     def exclude(
-        self, unit: Unit, player_id: str, period: str
+        self, unit: Unit, player_id: str, kind: str, length: int, actor: str = "service"
     ) -> tuple[dict[str, str], list[dict[str, str]]]:
-        """A time-out or self-exclusion from now; the player's open rounds end as if
-        they had disconnected (rules.md 4). Returns it and the rounds affected."""
+        """A time-out (`length` days) or self-exclusion (`length` months) from now; the
+        player's open rounds end as if they had disconnected (rules.md 4). Returns it
+        and the rounds affected."""
         player = load_player(unit, player_id)
-        exclusion = protection_of(unit, player_id).exclude(period, self.clock())
-        self._significant(unit, PLAYER_EXCLUDED, {"player_id": player_id, **exclusion})
+        exclusion = protection_of(unit, player_id).exclude(kind, length, self.clock())
+        self._significant(unit, PLAYER_EXCLUDED, {"player_id": player_id, **exclusion}, actor)
         return exclusion, self._leave_play(unit, player)
 
     @command
@@ -176,10 +183,10 @@ class CasinoApplication(CommandSeam):
 
     @command
     def record_significant(
-        self, unit: Unit, kind: str, details: dict[str, Any]
+        self, unit: Unit, kind: str, details: dict[str, Any], actor: str = "system"
     ) -> SignificantEvent:
         """Record a significant event of any kind (a start-up, a failing worker, ...)."""
-        return self._significant(unit, kind, details)
+        return self._significant(unit, kind, details, actor)
 
     @command
     def see_configuration(
@@ -199,8 +206,10 @@ class CasinoApplication(CommandSeam):
     def before_save(self, unit: Unit) -> None:
         guard(unit, self.clock())
 
-    def _significant(self, unit: Unit, kind: str, details: dict[str, Any]) -> SignificantEvent:
-        recorded = significant(new_id(), kind, stamp(self.clock()), details)
+    def _significant(
+        self, unit: Unit, kind: str, details: dict[str, Any], actor: str = "system"
+    ) -> SignificantEvent:
+        recorded = significant(new_id(), kind, stamp(self.clock()), actor, details)
         unit.add(recorded)
         return recorded
 

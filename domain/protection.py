@@ -42,10 +42,13 @@ COOLING_OFF = DAY  # a raised (or removed) limit takes effect after this
 # Entries kept per record. Past it, the two oldest merge into one dated at the later
 # of them: the sum stays counted, a little longer than it needs, never shorter.
 ENTRIES_MAX = 1_000
-# Time-outs (24 hours to 6 weeks) and self-exclusions (6 months, 1, 2 or 5 years),
-# each with its length: in days, or in calendar months.
-TIME_OUTS = {"24h": 1, "48h": 2, "72h": 3, "1w": 7, "2w": 14, "4w": 28, "6w": 42}
-SELF_EXCLUSIONS = {"6m": 6, "1y": 12, "2y": 24, "5y": 60}
+# A time-out lasts whole days, 24 hours to 6 weeks; a self-exclusion calendar months:
+# 6 months, 1, 2 or 5 years (rules.md 7).
+TIME_OUT = "time_out"
+SELF_EXCLUSION = "self_exclusion"
+TIME_OUT_DAYS = range(1, 43)
+SELF_EXCLUSION_MONTHS = (6, 12, 24, 60)
+PAST_EXCLUSIONS_MAX = 100  # the latest kept on the aggregate; the log keeps them all
 Entries = list[list[Any]]  # [[at (ISO), cents], ...], oldest first
 
 
@@ -87,7 +90,8 @@ class Protection(Aggregate):
         self.deposits: Entries = []
         self.losses: Entries = []  # realized: stakes lost minus returns, a win negative
         self.exposure: dict[str, int] = {}  # round id -> real stake not yet settled
-        self.exclusion: dict[str, str] | None = None
+        self.exclusion: dict[str, str] | None = None  # the latest, until the worker ends it
+        self.past_exclusions: list[dict[str, str]] = []  # ended ones, oldest first
 
     # Read side: every reading takes `now`, so a pending raise or an ended exclusion
     # shows as it is at that moment, whether or not an event has said so yet.
@@ -113,9 +117,9 @@ class Protection(Aggregate):
         return min(counted) + PERIODS[period] if counted else None
 
     def excluded_until(self, now: datetime.datetime) -> datetime.datetime | None:
-        if self.exclusion is None or _time(self.exclusion["ends_at"]) <= now:
+        if self.exclusion is None or _time(self.exclusion["until"]) <= now:
             return None
-        return _time(self.exclusion["ends_at"])
+        return _time(self.exclusion["until"])
 
     # Commands.
 
@@ -125,30 +129,40 @@ class Protection(Aggregate):
         check_limit_key(key)
         check_limit_cents(cents)
         current = self.limit_at(key, now)
+        if cents == current and key not in self.pending:
+            return _iso(now)  # as it is already: nothing to record
         lowers = cents is not None and (current is None or cents <= current)
         effective = now if lowers else now + COOLING_OFF
         self._limit_set(key, cents, _iso(effective), _iso(now))
         return _iso(effective)
 
-    def exclude(self, period: str, now: datetime.datetime) -> dict[str, str]:
+    def exclude(self, kind: str, length: int, now: datetime.datetime) -> dict[str, str]:
+        """Exclude from now: a time-out of `length` days, a self-exclusion of `length`
+        months. Not while one runs: it cannot be changed or lifted early."""
         ends = self.excluded_until(now)
         if ends is not None:
             raise PlayerExcluded(
                 f"player {self.player_id} is excluded until {_iso(ends)}: "
                 "an exclusion cannot be changed or lifted early",
-                ends_at=_iso(ends),
+                until=_iso(ends),
             )
-        kind = exclusion_kind(period)
-        end = exclusion_end(period, now)
+        end = exclusion_end(kind, length, now)
+        period = f"P{length}D" if kind == TIME_OUT else f"P{length}M"  # ISO 8601 durations
         self._excluded(self.player_id, kind, period, _iso(now), _iso(end))
         assert self.exclusion is not None
         return self.exclusion
+
+    def past(self, now: datetime.datetime) -> list[dict[str, str]]:
+        """Exclusions over by now, oldest first: one past its end counts even before
+        the worker has ended it."""
+        over = self.exclusion is not None and self.excluded_until(now) is None
+        return [*self.past_exclusions, *([self.exclusion] if over and self.exclusion else [])]
 
     def end_exclusion(self, now: datetime.datetime) -> bool:
         """The worker's: end an exclusion that is due; says whether it did."""
         if self.exclusion is None or self.excluded_until(now) is not None:
             return False
-        self._exclusion_ended(self.player_id, self.exclusion["ends_at"])
+        self._exclusion_ended(self.player_id, self.exclusion["until"])
         return True
 
     def check(self, activity: Activity, now: datetime.datetime) -> None:
@@ -157,7 +171,7 @@ class Protection(Aggregate):
         if ends is not None and (activity.plays or activity.exposure):
             raise PlayerExcluded(
                 f"player {self.player_id} is excluded until {_iso(ends)}: cannot {activity.where}",
-                ends_at=_iso(ends),
+                until=_iso(ends),
             )
         if activity.deposit_cents:
             self._check_limits("deposit", activity.deposit_cents, now)
@@ -188,9 +202,9 @@ class Protection(Aggregate):
                 raise refusal(
                     f"{format_cents(cents)} would pass the {kind} limit per {period} of "
                     f"{format_cents(limit)}: {format_cents(left)} left",
-                    limit=key,
-                    limit_amount=format_cents(limit),
-                    left=format_cents(left),
+                    limit=format_cents(limit),
+                    period=period,
+                    remaining=format_cents(left),
                     resets_at=_iso(resets) if resets is not None else None,
                 )
 
@@ -213,12 +227,14 @@ class Protection(Aggregate):
         self.exclusion = {
             "kind": kind,
             "period": period,
-            "started_at": started_at,
-            "ends_at": ends_at,
+            "from": started_at,
+            "until": ends_at,
         }
 
     @event("ExclusionEnded", topic="casino:Protection.ExclusionEnded")
     def _exclusion_ended(self, player_id: str, ended_at: str) -> None:
+        assert self.exclusion is not None
+        self.past_exclusions = [*self.past_exclusions, self.exclusion][-PAST_EXCLUSIONS_MAX:]
         self.exclusion = None
 
     @event("Recorded", topic="casino:Protection.Recorded")
@@ -279,21 +295,16 @@ def check_limit_cents(cents: int | None) -> None:
         )
 
 
-def exclusion_kind(period: str) -> str:
-    if period in TIME_OUTS:
-        return "time_out"
-    if period in SELF_EXCLUSIONS:
-        return "self_exclusion"
+def exclusion_end(kind: str, length: int, start: datetime.datetime) -> datetime.datetime:
+    """When an exclusion from `start` ends; an unlisted kind or length is refused."""
+    if kind == TIME_OUT and length in TIME_OUT_DAYS:
+        return start + length * DAY
+    if kind == SELF_EXCLUSION and length in SELF_EXCLUSION_MONTHS:
+        return add_months(start, length)
     raise UnknownPeriod(
-        f"exclusion period {period[:40]!r} is not one of: "
-        f"{', '.join(TIME_OUTS)} (time-outs), {', '.join(SELF_EXCLUSIONS)} (self-exclusion)"
+        f"{kind[:20]} of {length}: a time_out lasts 1-42 days, "
+        "a self_exclusion 6, 12, 24 or 60 months"
     )
-
-
-def exclusion_end(period: str, start: datetime.datetime) -> datetime.datetime:
-    if period in TIME_OUTS:
-        return start + TIME_OUTS[period] * DAY
-    return add_months(start, SELF_EXCLUSIONS[period])
 
 
 def add_months(moment: datetime.datetime, months: int) -> datetime.datetime:

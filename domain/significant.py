@@ -44,17 +44,21 @@ class SignificantEvent(Aggregate):
         event_id: str
         kind: str
         at: str
+        actor: str
         details: dict[str, Any]
 
     @staticmethod
-    def create_id(event_id: str, kind: str, at: str, details: dict[str, Any]) -> UUID:
+    def create_id(event_id: str, kind: str, at: str, actor: str, details: dict[str, Any]) -> UUID:
         return UUID(event_id)
 
     @event(Created)
-    def __init__(self, event_id: str, kind: str, at: str, details: dict[str, Any]) -> None:
+    def __init__(
+        self, event_id: str, kind: str, at: str, actor: str, details: dict[str, Any]
+    ) -> None:
         self.event_id = event_id
         self.kind = kind
         self.at = at
+        self.actor = actor  # the role that asked for it, or "system"
         self.details = details
 
 
@@ -63,9 +67,12 @@ def stamp(moment: datetime.datetime) -> str:
     return moment.astimezone(datetime.UTC).isoformat(timespec="microseconds")
 
 
-def significant(event_id: str, kind: str, at: str, details: dict[str, Any]) -> SignificantEvent:
-    """A significant event, checked: a short lowercase kind and bounded JSON details."""
+def significant(
+    event_id: str, kind: str, at: str, actor: str, details: dict[str, Any]
+) -> SignificantEvent:
+    """A significant event, checked: a short lowercase kind and actor, bounded details."""
     check_kind(kind)
+    check_kind(actor)
     try:
         size = len(json.dumps(details, sort_keys=True))
     except (TypeError, ValueError):
@@ -74,7 +81,7 @@ def significant(event_id: str, kind: str, at: str, details: dict[str, Any]) -> S
         raise InvalidSignificantEvent(
             f"details of {size} characters pass the limit of {DETAILS_CHARACTERS_MAX}"
         )
-    return SignificantEvent(event_id, kind, at, details)
+    return SignificantEvent(event_id, kind, at, actor, details)
 
 
 def check_kind(kind: str) -> str:

@@ -14,7 +14,8 @@ CREATE TABLE IF NOT EXISTS significant_events (
     event_id TEXT NOT NULL,
     at TEXT NOT NULL,
     kind TEXT NOT NULL,
-    details TEXT NOT NULL
+    actor TEXT NOT NULL,
+    detail TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS significant_events_at ON significant_events (at);
 """
@@ -26,12 +27,13 @@ PAGE_MAX = 500
 
 class SignificantEvents:
     def __init__(self) -> None:
-        self.rows: list[tuple[int, str, str, str, str]] = []
+        self.rows: list[tuple[int, str, str, str, str, str]] = []
 
     def apply(self, event: Any, position: int) -> None:
         if str(getattr(type(event), "TOPIC", "")) == RECORDED:
             details = json.dumps(event.details, sort_keys=True)
-            self.rows.append((position, event.event_id, event.at, event.kind, details))
+            row = (position, event.event_id, event.at, event.kind, event.actor, details)
+            self.rows.append(row)
 
     def flush(self, cursor: Cursor) -> None:
         insert_rows(cursor, "significant_events", None, self.rows)
@@ -48,13 +50,16 @@ def listed(
     """A page of significant events at or after `since` and before `until`, of one
     kind or any, oldest first, after a position."""
     assert 0 < limit <= PAGE_MAX
-    sql = "SELECT position, event_id, at, kind, details FROM significant_events WHERE position > ?"
+    sql = (
+        "SELECT position, event_id, at, kind, actor, detail FROM significant_events"
+        " WHERE position > ?"
+    )
     params: list[Any] = [after]
     for clause, value in (("at >= ?", since), ("at < ?", until), ("kind = ?", kind)):
         if value is not None:
             sql, params = f"{sql} AND {clause}", [*params, value]
     found = rows(cursor, f"{sql} ORDER BY position LIMIT ?", [*params, limit])
     return [
-        {"position": int(p), "event_id": e, "at": a, "kind": k, "details": json.loads(d)}
-        for p, e, a, k, d in found
+        {"position": int(p), "event_id": e, "at": a, "kind": k, "actor": r, "detail": json.loads(d)}
+        for p, e, a, k, r, d in found
     ]

@@ -8,53 +8,72 @@ from pydantic import Field
 
 from infra.http.answers import AffectedRound, Answer, Money, Timestamp
 
+Kind = Literal["deposit", "loss"]
+Period = Literal["day", "week", "month"]
+
+
+class LimitAmounts(Answer):
+    """One kind's limits per rolling window (a day, 7 days, 30 days); null: none."""
+
+    day: Money | None
+    week: Money | None
+    month: Money | None
+
+
+class LimitsInEffect(Answer):
+    deposit: LimitAmounts
+    loss: LimitAmounts
+
 
 class PendingLimit(Answer):
-    """A raise (or removal) waiting out its cooling-off."""
+    """A raise (or removal) waiting out its 24-hour cooling-off."""
 
+    kind: Kind
+    period: Period
     amount: Money | None = Field(description="null: no limit")
     effective_at: Timestamp
 
 
-class Limit(Answer):
-    """One limit on one rolling window, as it stands now."""
+class LimitWindow(Answer):
+    """What a limit in effect leaves now in its rolling window."""
 
-    limit: str = Field(examples=["deposit:day", "loss:month"])
-    amount: Money | None = Field(description="in effect now; null: no limit")
-    used: Money = Field(description="deposited, or lost (stakes open counted lost), in the window")
-    left: Money | None = Field(description="what may still go in; null without a limit")
+    kind: Kind
+    period: Period
+    used: Money = Field(
+        description="deposited, or lost (stakes minus returns, open stakes counted lost)"
+    )
+    remaining: Money
     resets_at: Timestamp | None = Field(description="when the oldest amount counted leaves")
-    pending: PendingLimit | None
+
+
+class Limits(Answer):
+    """A player's deposit and loss limits, real money."""
+
+    player_id: str
+    mode: Literal["real"]
+    limits: LimitsInEffect = Field(description="in effect now")
+    pending: list[PendingLimit]
+    windows: list[LimitWindow] = Field(description="each limit in effect, as it stands now")
 
 
 class Exclusion(Answer):
     kind: Literal["time_out", "self_exclusion"]
-    period: str = Field(examples=["24h", "6m"])
-    started_at: Timestamp
-    ends_at: Timestamp
+    period: str = Field(description="ISO 8601: P3D, P6M", examples=["P3D", "P6M"])
+    started: Timestamp = Field(alias="from")
+    until: Timestamp
 
 
-class Protection(Answer):
-    """A player's limits on every window (real money), and their exclusion if one runs."""
-
+class Excluded(Exclusion):
     player_id: str
-    limits: list[Limit]
-    exclusion: Exclusion | None
-
-
-class LimitsSet(Protection):
-    effective_at: dict[str, Timestamp] = Field(
-        description="when each limit the request named takes effect: now when lowered, "
-        "after the 24-hour cooling-off when raised or removed"
-    )
-
-
-class Excluded(Answer):
-    player_id: str
-    exclusion: Exclusion
     affected_rounds: list[AffectedRound] = Field(
         description="the open rounds ended as if the player had disconnected"
     )
+
+
+class Exclusions(Answer):
+    player_id: str
+    current: Exclusion | None
+    past: list[Exclusion] = Field(description="oldest first; the latest 100")
 
 
 class SignificantEvent(Answer):
@@ -62,7 +81,8 @@ class SignificantEvent(Answer):
     event_id: str
     at: Timestamp
     kind: str = Field(examples=["limit_changed", "authentication_refused"])
-    details: dict[str, Any]
+    actor: str = Field(description="the role that asked for it, or system", examples=["operator"])
+    detail: dict[str, Any]
 
 
 class SignificantEventPage(Answer):

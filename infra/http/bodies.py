@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from domain.errors import InvalidLimit, InvalidLimits
+from domain.errors import InvalidLimit, InvalidLimits, UnknownPeriod
 from domain.ids import PLAYER_ID_PATTERN
 from domain.money import parse_amount, parse_limit
 from domain.player import DISPLAY_NAME_LENGTH_MAX
@@ -275,17 +275,22 @@ class LimitsByPeriod(Body):
 
 
 class NewLimits(Body):
+    """Each kind's windows: an amount, or null for none; a window not named stays."""
+
     model_config = ConfigDict(
-        json_schema_extra={"examples": [{"deposit": {"day": "100.00"}, "loss": {"week": None}}]}
+        json_schema_extra={
+            "examples": [{"mode": "real", "deposit": {"day": "100.00"}, "loss": {"week": None}}]
+        }
     )
 
+    mode: Literal["real"] = Field(default="real", description="limits are for real money only")
     deposit: LimitsByPeriod | None = None
     loss: LimitsByPeriod | None = None
 
     def changes(self) -> dict[str, int | None]:
         """ "deposit:day" -> cents (None: no limit), for each window the body names."""
         changes: dict[str, int | None] = {}
-        for kind in sorted(self.model_fields_set):
+        for kind in sorted(self.model_fields_set - {"mode"}):
             periods = getattr(self, kind)
             for period in [] if periods is None else sorted(periods.model_fields_set):
                 text = getattr(periods, period)
@@ -296,11 +301,30 @@ class NewLimits(Body):
 
 
 class NewExclusion(Body):
-    model_config = ConfigDict(json_schema_extra={"examples": [{"period": "24h"}]})
-
-    period: str = Field(
-        max_length=8,
-        description="a time-out: 24h, 48h, 72h, 1w, 2w, 4w or 6w; "
-        "a self-exclusion: 6m, 1y, 2y or 5y",
-        examples=["24h", "6m"],
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"kind": "time_out", "days": 3}, {"kind": "self_exclusion", "months": 6}]
+        }
     )
+
+    kind: Literal["time_out", "self_exclusion"]
+    days: int | None = Field(default=None, description="a time-out: 1-42", examples=[3])
+    months: int | None = Field(
+        default=None, description="a self-exclusion: 6, 12, 24 or 60", examples=[6]
+    )
+
+    @property
+    def length(self) -> int:
+        """Days of a time-out, months of a self-exclusion; the other must be absent."""
+        length, other = (
+            (self.days, self.months)
+            if self.kind == "time_out"
+            else (
+                self.months,
+                self.days,
+            )
+        )
+        if length is None or other is not None:
+            unit = "days" if self.kind == "time_out" else "months"
+            raise UnknownPeriod(f"a {self.kind} names its length in {unit}, and nothing else")
+        return length

@@ -62,9 +62,9 @@ def test_a_deposit_counts_against_the_day_until_exactly_24_hours_later(
     clock.now = NOW + DAY - MICROSECOND
     error = refused(app, DepositLimitExceeded, app.deposit, "pat", "real", 4_001)
     assert error.facts == {
-        "limit": "deposit:day",
-        "limit_amount": "100.00",
-        "left": "40.00",
+        "limit": "100.00",
+        "period": "day",
+        "remaining": "40.00",
         "resets_at": (NOW + DAY).isoformat(timespec="microseconds"),
     }
     app.deposit("pat", "real", 4_000)  # exactly what is left fits
@@ -80,7 +80,7 @@ def test_the_week_and_month_windows_count_what_the_day_has_forgotten(
     app.deposit("pat", "real", 10_000)
     clock.now = NOW + 2 * DAY
     error = refused(app, DepositLimitExceeded, app.deposit, "pat", "real", 6_000)
-    assert (error.facts["limit"], error.facts["left"]) == ("deposit:week", "50.00")
+    assert (error.facts["period"], error.facts["remaining"]) == ("week", "50.00")
     clock.now = NOW + 7 * DAY
     app.deposit("pat", "real", 10_000)
 
@@ -152,7 +152,7 @@ def test_a_stake_counts_as_lost_until_its_round_settles(
     assert round_ is not None
     app.place_bet(round_.round_id, "player", 3_000)
     error = refused(app, LossLimitExceeded, app.place_bet, round_.round_id, "banker", 2_100)
-    assert (error.facts["limit"], error.facts["left"]) == ("loss:day", "20.00")
+    assert (error.facts["period"], error.facts["remaining"]) == ("day", "20.00")
     assert error.facts["resets_at"] is None  # nothing lost yet: only stakes at risk
     app.place_bet(round_.round_id, "banker", 2_000)
     app.deal(round_.round_id)  # player wins 30.00 back even, banker's 20.00 lost
@@ -182,7 +182,7 @@ def test_a_blackjack_double_is_a_stake_against_the_loss_limit(app: CasinoApplica
     app.place_bet(round_.round_id, "1", 1_000)
     app.deal(round_.round_id)  # 11 against a 9
     error = refused(app, LossLimitExceeded, app.act, round_.round_id, 1, 0, "double")
-    assert error.facts["left"] == "5.00"
+    assert error.facts["remaining"] == "5.00"
 
 
 def test_the_record_of_recent_amounts_is_bounded(app: CasinoApplication, clock: Clock) -> None:
@@ -205,22 +205,22 @@ def test_an_exclusion_refuses_deposits_bets_and_seats_but_not_withdrawals(
     table = app.open_table("punto_banco", "real").result
     assert round_ is not None and table is not None
     app.adjust_points("pat", "real", 100, "may deal")
-    exclusion, _ = app.exclude("pat", "24h").result or ({}, [])
+    exclusion, _ = app.exclude("pat", "time_out", 1).result or ({}, [])
     ends = (NOW + DAY).isoformat(timespec="microseconds")
     assert exclusion == {
         "kind": "time_out",
-        "period": "24h",
-        "started_at": NOW.isoformat(timespec="microseconds"),
-        "ends_at": ends,
+        "period": "P1D",
+        "from": NOW.isoformat(timespec="microseconds"),
+        "until": ends,
     }
     for call, args in (
         (app.deposit, ("pat", "play", 100)),
         (app.place_bet, (round_.round_id, "banker", 1_000)),
         (app.sit_at_table, (table.table_id, "pat", "1")),
         (app.sit_as_dealer, ("pat", "real", "I", False)),
-        (app.exclude, ("pat", "5y")),
+        (app.exclude, ("pat", "self_exclusion", 60)),
     ):
-        assert refused(app, PlayerExcluded, call, *args).facts == {"ends_at": ends}
+        assert refused(app, PlayerExcluded, call, *args).facts == {"until": ends}
     app.withdraw("pat", "real", 50_000)
     assert app.wallet("pat", "real").balance_cents == 50_000
 
@@ -228,19 +228,21 @@ def test_an_exclusion_refuses_deposits_bets_and_seats_but_not_withdrawals(
 def test_an_exclusion_cannot_be_lifted_early_and_ends_when_due(
     app: CasinoApplication, clock: Clock
 ) -> None:
-    app.exclude("pat", "6m")
+    app.exclude("pat", "self_exclusion", 6)
     clock.now = datetime.datetime(2027, 6, 1, 11, 59, tzinfo=datetime.UTC)
     assert app.end_exclusion("pat", clock.now).result is False
     refused(app, PlayerExcluded, app.deposit, "pat", "real", 100)
     clock.now = datetime.datetime(2027, 6, 1, 12, 0, tzinfo=datetime.UTC)
     app.deposit("pat", "real", 100)  # over at its end, whether or not the worker came yet
     assert app.end_exclusion("pat", clock.now).result is True
-    assert app.protection("pat").exclusion is None  # type: ignore[union-attr]
+    protection: Any = app.protection("pat")
+    assert protection.exclusion is None
+    assert [past["period"] for past in protection.past(clock.now)] == ["P6M"]
 
 
-def test_an_unlisted_exclusion_period_changes_nothing(app: CasinoApplication) -> None:
-    for period in ("12h", "7w", "3y", ""):
-        refused(app, UnknownPeriod, app.exclude, "pat", period)
+def test_an_unlisted_exclusion_length_changes_nothing(app: CasinoApplication) -> None:
+    for kind, length in (("time_out", 0), ("time_out", 43), ("self_exclusion", 3), ("ban", 6)):
+        refused(app, UnknownPeriod, app.exclude, "pat", kind, length)
     assert app.protection("pat") is None
 
 
@@ -282,7 +284,7 @@ def test_an_exclusion_ends_the_players_open_rounds_of_every_game_as_a_disconnect
     app.place_bet(blackjack.round_id, "1", 1_000)
     app.deal(blackjack.round_id)
     # When Pat is excluded.
-    _, affected = app.exclude("pat", "1y").result or ({}, [])
+    _, affected = app.exclude("pat", "self_exclusion", 12).result or ({}, [])
     # Then the P2P round is voided, the coup goes on, the blackjack round is held.
     assert [a["round_id"] for a in affected] == [
         p2p_round.round_id,

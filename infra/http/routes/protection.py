@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from domain.errors import (
     InvalidAmount,
     InvalidLimit,
+    InvalidMode,
     PlayerExcluded,
     UnknownPeriod,
     UnknownPlayer,
@@ -22,14 +23,16 @@ from infra.http.contract import answers
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of
 from infra.http.routes.players import PlayerId
-from infra.http.views.protection import protection_view
+from infra.http.views.protection import exclusions_view, limits_view
 
 router = APIRouter(prefix="/v1/players", tags=["player protection"])
 
 
 @router.put(
     "/{player_id}/limits",
-    **answers(200, a.LimitsSet, UnknownPlayer, InvalidAmount, InvalidLimit, UnknownPeriod),
+    **answers(
+        200, a.Limits, UnknownPlayer, InvalidAmount, InvalidLimit, UnknownPeriod, InvalidMode
+    ),
 )
 def set_limits(
     player_id: PlayerId,
@@ -39,26 +42,29 @@ def set_limits(
 ) -> JSONResponse:
     """Set deposit and loss limits per rolling day, week (7 days) and month (30 days),
     real money; each window the body names changes, the others stay. A lower limit
-    takes effect at once; a higher one (or none) after 24 hours, and a second raise
-    within them replaces the first. The service sets them on the player's behalf."""
+    takes effect at once; a higher one (or none) after 24 hours, listed in `pending`
+    until then, and a second raise within them replaces the first. The service sets
+    them on the player's behalf; an operator may too."""
     app = app_of(request)
 
     def answer(result: tuple[Protection, dict[str, str]]) -> dict[str, Any]:
-        protection, effective = result
-        return {**protection_view(player_id, protection, app.clock()), "effective_at": effective}
+        return limits_view(player_id, result[0], app.clock())
 
-    outcome = app.set_limits.with_receipt(command.receipt(answer), player_id, body.changes())
+    outcome = app.set_limits.with_receipt(
+        command.receipt(answer), player_id, body.changes(), request.state.principal.role
+    )
     return command.respond(outcome, 200)
 
 
 @router.get(
-    "/{player_id}/limits", dependencies=[Depends(READ)], **answers(200, a.Protection, UnknownPlayer)
+    "/{player_id}/limits",
+    dependencies=[Depends(READ)],
+    **answers(200, a.Limits, UnknownPlayer, InvalidMode),
 )
-def get_limits(request: Request, player_id: PlayerId) -> dict[str, Any]:
-    """Every limit as it stands now: in effect, used, left, when it resets, and a raise
-    waiting; and the exclusion, while one runs."""
+def get_limits(request: Request, player_id: PlayerId, mode: Literal["real"] = "real") -> Any:
+    """The limits in effect, the raises waiting, and what each window leaves now."""
     app = app_of(request)
-    return protection_view(player_id, app.protection(player_id), app.clock())
+    return limits_view(player_id, app.protection(player_id), app.clock())
 
 
 @router.post(
@@ -71,14 +77,28 @@ def exclude(
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
-    """A time-out (24 hours to 6 weeks) or self-exclusion (6 months to 5 years) from
-    now. Until it ends the player can deposit, bet, sit down or deal nothing, and may
-    still withdraw; their open rounds end as if they had disconnected. It cannot be
-    lifted early or changed; it ends by itself."""
+    """A time-out (1-42 days) or self-exclusion (6, 12, 24 or 60 months) from now.
+    Until it ends the player can deposit, bet, sit down or deal nothing, and may still
+    withdraw; their open rounds end as if they had disconnected. It cannot be lifted
+    early or changed: it ends by itself."""
 
     def answer(result: tuple[dict[str, str], list[dict[str, str]]]) -> dict[str, Any]:
         exclusion, affected = result
-        return {"player_id": player_id, "exclusion": exclusion, "affected_rounds": affected}
+        return {"player_id": player_id, **exclusion, "affected_rounds": affected}
 
-    outcome = app_of(request).exclude.with_receipt(command.receipt(answer), player_id, body.period)
+    role = request.state.principal.role
+    outcome = app_of(request).exclude.with_receipt(
+        command.receipt(answer), player_id, body.kind, body.length, role
+    )
     return command.respond(outcome, 201)
+
+
+@router.get(
+    "/{player_id}/exclusions",
+    dependencies=[Depends(READ)],
+    **answers(200, a.Exclusions, UnknownPlayer),
+)
+def get_exclusions(request: Request, player_id: PlayerId) -> dict[str, Any]:
+    """The exclusion running now, if any, and those over."""
+    app = app_of(request)
+    return exclusions_view(player_id, app.protection(player_id), app.clock())

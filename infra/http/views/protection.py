@@ -10,34 +10,55 @@ from domain.protection import LIMIT_KINDS, PERIODS, Protection
 from domain.significant import stamp
 
 
-def protection_view(
+def limits_view(
     player_id: str, protection: Protection | None, now: datetime.datetime
 ) -> dict[str, Any]:
-    keys = [f"{kind}:{period}" for kind in LIMIT_KINDS for period in PERIODS]
     if protection is None:
-        protection = Protection(player_id)  # never saved: shows no limit and no exclusion
-    excluded = protection.excluded_until(now) is not None
+        protection = Protection(player_id)  # never saved: no limit, no exclusion
+    keys = [(kind, period) for kind in LIMIT_KINDS for period in PERIODS]
+    in_effect: dict[str, dict[str, str | None]] = {kind: {} for kind in LIMIT_KINDS}
+    for kind, period in keys:
+        in_effect[kind][period] = _money(protection.limit_at(f"{kind}:{period}", now))
     return {
         "player_id": player_id,
-        "limits": [_limit_view(protection, key, now) for key in keys],
-        "exclusion": dict(protection.exclusion) if excluded and protection.exclusion else None,
+        "mode": "real",
+        "limits": in_effect,
+        "pending": [
+            {"kind": kind, "period": period, "amount": _money(cents), "effective_at": at}
+            for (kind, period) in keys
+            for cents, at in [protection.pending.get(f"{kind}:{period}", [None, ""])]
+            if at > stamp(now)
+        ],
+        "windows": [
+            _window(protection, kind, period, now)
+            for kind, period in keys
+            if protection.limit_at(f"{kind}:{period}", now) is not None
+        ],
     }
 
 
-def _limit_view(protection: Protection, key: str, now: datetime.datetime) -> dict[str, Any]:
+def exclusions_view(
+    player_id: str, protection: Protection | None, now: datetime.datetime
+) -> dict[str, Any]:
+    current = None
+    if protection is not None and protection.excluded_until(now) is not None:
+        current = protection.exclusion
+    past = [] if protection is None else protection.past(now)
+    return {"player_id": player_id, "current": current, "past": past}
+
+
+def _window(protection: Protection, kind: str, period: str, now: datetime.datetime) -> Any:
+    key = f"{kind}:{period}"
     limit = protection.limit_at(key, now)
+    assert limit is not None
     used = protection.used_cents(key, now)
-    pending = protection.pending.get(key)
     resets = protection.resets_at(key, now)
     return {
-        "limit": key,
-        "amount": _money(limit),
+        "kind": kind,
+        "period": period,
         "used": format_cents(used),
-        "left": None if limit is None else format_cents(max(0, limit - used)),
+        "remaining": format_cents(max(0, limit - used)),
         "resets_at": stamp(resets) if resets is not None else None,
-        "pending": None
-        if pending is None or pending[1] <= stamp(now)
-        else {"amount": _money(pending[0]), "effective_at": pending[1]},
     }
 
 

@@ -40,7 +40,7 @@ def test_two_concurrent_deposits_racing_a_limit_cannot_both_fit(store: Store) ->
             store.app.deposit("alice", "real", 4_000)
             results.append("ok")
         except DepositLimitExceeded as refused:
-            results.append(refused.facts["left"])
+            results.append(refused.facts["remaining"])
 
     threads = [threading.Thread(target=deposit) for _ in range(2)]
     for thread in threads:
@@ -58,7 +58,7 @@ def test_an_exclusion_still_ends_when_due_after_a_restart(
 ) -> None:
     store.app.clock = Clock()
     store.app.register_player("alice", "Alice")
-    store.app.exclude("alice", "24h")
+    store.app.exclude("alice", "time_out", 1)
     stores.close(store)
     restarted = stores.open()
     worker = ExclusionWorker(restarted)
