@@ -456,6 +456,10 @@ class CasinoApplication(CommandSeam):
         interrupted blackjack rounds resume."""
         player = load_player(unit, player_id)
         player.reconnect()
+        protection = find_protection(unit, player_id)
+        if protection is not None and protection.excluded_until(self.clock()) is not None:
+            # Excluded: back to withdraw, never to play; the open rounds stay ended (rules.md 7).
+            return Reconnection(player, [])
         p2p_steps.reconnect(unit, player)
         tables.reconnect(unit, player)
         return Reconnection(player, resume_interrupted_rounds(unit, player))

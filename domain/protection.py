@@ -28,10 +28,11 @@ from domain.errors import (
     PlayerExcluded,
     UnknownPeriod,
 )
-from domain.ids import check_player_id, protection_uuid
+from domain.ids import MODES, check_player_id, protection_uuid
 from domain.money import BALANCE_CENTS_MAX, format_cents
 from domain.significant import stamp as _iso
 from domain.unit import Unit
+from domain.wallet import load_wallet
 
 DAY = datetime.timedelta(days=1)
 # The rolling windows of every limit (rules.md 7): a day, a week, a month of 30 days.
@@ -65,6 +66,7 @@ class Activity:
     exposure: bool = False
     plays: bool = False  # a deposit, stake or sitting down in either mode
     where: str = ""  # what the player tried, for a refusal's detail
+    unprotected: bool = False  # a wallet of theirs in the save says they have no protection
 
     @property
     def records(self) -> bool:
@@ -265,12 +267,16 @@ class Protection(Aggregate):
 
 
 def protection_of(unit: Unit, player_id: str) -> Protection:
-    """The player's protection, opened in the unit if they have none yet."""
+    """The player's protection, opened in the unit if they have none yet, and both
+    their wallets marked: a command racing this one on a wallet then conflicts with
+    it, and decides again with the protection in force."""
     check_player_id(player_id)
     found = unit.find(Protection, protection_uuid(player_id))
     if found is None:
         found = Protection(player_id)
         unit.add(found)
+        for mode in MODES:
+            load_wallet(unit, player_id, mode).protect()
     return found
 
 

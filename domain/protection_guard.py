@@ -38,6 +38,8 @@ def guard(unit: Unit, now: datetime.datetime) -> None:
     for activity in activities(unit.aggregates()).values():
         if not (activity.records or activity.plays or activity.exposure):
             continue
+        if activity.unprotected:
+            continue  # the wallet says the player has none: nothing to load
         protection = find_protection(unit, activity.player_id)
         if protection is None:
             continue
@@ -51,6 +53,7 @@ def activities(aggregates: list[Aggregate]) -> dict[str, Activity]:
     for aggregate in aggregates:
         if isinstance(aggregate, Wallet) and aggregate.pending_events:
             activity = found.setdefault(aggregate.player_id, Activity(aggregate.player_id))
+            activity.unprotected = not aggregate.protected
             real = aggregate.mode == "real"
             for pending in aggregate.pending_events:
                 _read_wallet_event(activity, pending, real, dealers)

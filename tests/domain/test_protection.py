@@ -301,3 +301,24 @@ def test_an_exclusion_ends_the_players_open_rounds_of_every_game_as_a_disconnect
     assert app.finish_abandoned_round(blackjack.round_id, window_closed).result is not None
     assert app.wallet("pat", "real").held_cents == 0
     assert app.player("pat").blackjack_rounds == {}
+
+
+def test_an_excluded_player_reconnecting_resumes_nothing(
+    app: CasinoApplication, clock: Clock
+) -> None:
+    round_ = app.open_blackjack_round("pat", "real", "2", ["5", "9", "6", "10"]).result
+    assert round_ is not None
+    app.place_bet(round_.round_id, "1", 1_000)
+    app.deal(round_.round_id)
+    app.exclude("pat", "time_out", 2)
+    reconnection = app.reconnect("pat").result
+    assert reconnection is not None and reconnection.blackjack_rounds == []
+    assert app.round(round_.round_id).status == "interrupted"  # the system finishes it
+
+
+def test_a_limit_set_to_what_it_is_records_nothing(app: CasinoApplication) -> None:
+    app.set_limits("pat", {"deposit:week": 10_000})
+    protection: Any = app.protection("pat")
+    app.set_limits("pat", {"deposit:week": 10_000, "loss:day": None})
+    again: Any = app.protection("pat")
+    assert again.version == protection.version  # only the significant event was saved
