@@ -322,3 +322,32 @@ def test_a_limit_set_to_what_it_is_records_nothing(app: CasinoApplication) -> No
     app.set_limits("pat", {"deposit:week": 10_000, "loss:day": None})
     again: Any = app.protection("pat")
     assert again.version == protection.version  # only the significant event was saved
+
+
+def test_a_dealers_hold_and_a_bank_are_exposure_not_refused_by_a_loss_limit(
+    app: CasinoApplication,
+) -> None:
+    # Given Dan, who may lose nothing at all, deals P2P and puts up a bank.
+    app.register_player("dan", "Dan")
+    app.deposit("dan", "real", 500_000)
+    app.adjust_points("dan", "real", 100, "may deal")
+    app.set_limits("dan", {"loss:day": 0})
+    p2p = app.sit_as_dealer("dan", "real", "I", False).result
+    assert p2p is not None
+    app.join_as_player("pat", "real", "I")
+    # When the round is confirmed, the dealer's worst case is held all the same.
+    round_ = app.confirm(p2p.table_id, PLAYER_WINS).result
+    assert round_ is not None and app.wallet("dan", "real").held_cents > 0
+    table = app.open_table("chemin_de_fer", "real").result
+    assert table is not None
+    app.sit_at_table(table.table_id, "dan", "1")
+    app.put_up_bank(table.table_id, "dan", 10_000)
+    # Then a stake of Dan's own is refused: that is a loss he may not risk.
+    house = app.open_house_round("dan", "real").result
+    assert house is not None
+    refused(app, LossLimitExceeded, app.place_bet, house.round_id, "banker", 100)
+    # And what the P2P round takes from him counts once it settles.
+    app.place_bet(round_.round_id, "player", 1_000)
+    app.deal(round_.round_id)  # the player wins: the dealer loses 10.00
+    protection: Any = app.protection("dan")
+    assert protection.used_cents("loss:day", NOW) == 1_000 + 18  # and the 1.75% commission
