@@ -12,6 +12,7 @@ from infra.config import load_settings
 from infra.http.app import create_app
 from infra.significant import Throttle, masked_configuration
 from infra.store.store import Store
+from infra.workers import PeriodicWorker
 from tests.conftest import every_store_event
 
 
@@ -64,3 +65,24 @@ def test_a_flood_is_recorded_once_an_interval_with_its_count() -> None:
     assert [details["count"] for _, details in written] == [1, 60, 60]
     throttle.flush()  # at shutdown, what is left
     assert [details["count"] for _, details in written] == [1, 60, 60, 29]
+
+
+class Failing(PeriodicWorker):
+    name = "idle_rounds"
+
+    def tick(self) -> None:
+        raise RuntimeError("the store went away")
+
+
+def test_a_failing_worker_is_a_significant_event_counted_per_interval() -> None:
+    written: list[tuple[str, dict[str, Any]]] = []
+    worker = Failing(60)
+    worker.failures = Throttle(lambda kind, details: written.append((kind, details)))
+    for _ in range(3):
+        worker._tick_safely()
+    worker.failures.flush()
+    assert [(kind, d["worker"], d["count"]) for kind, d in written] == [
+        ("worker_failed", "idle_rounds", 1),
+        ("worker_failed", "idle_rounds", 2),
+    ]
+    assert "the store went away" in written[0][1]["error"]
