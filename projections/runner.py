@@ -21,6 +21,7 @@ from projections import (
     ledger,
     open_rounds,
     pending_choices,
+    revenue,
     round_index,
     round_trail,
     significant_events,
@@ -34,8 +35,9 @@ from projections.base import Cursor, Database, View
 # @4: coups at multi-player tables: who plays in them, and the choices they owe.
 # @5: the round index (every round with its players and roles).
 # @6: a banco's caller is among a coup's players, its banker among those of it open.
-# @7: significant events, and the exclusions still running (rules.md 7).
-NAME = "read_models@7"
+# @7: revenue and return to player per day (projections/revenue.py).
+# @8: significant events, and the exclusions still running (rules.md 7).
+NAME = "read_models@8"
 BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (
@@ -60,6 +62,7 @@ READ_MODELS = (
     round_index,
     significant_events,
     exclusions,
+    revenue,
 )
 # The tables a rebuild empties, each with its primary key.
 TABLES: dict[str, tuple[str, ...]] = {
@@ -190,6 +193,7 @@ class Projector:
             round_index.RoundIndex(),
             significant_events.SignificantEvents(),
             exclusions.Exclusions(),
+            revenue.Revenue(),
         ]
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
