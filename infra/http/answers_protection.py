@@ -46,7 +46,7 @@ class LimitWindow(Answer):
     resets_at: Timestamp | None = Field(description="when the oldest amount counted leaves")
 
 
-class Limits(Answer):
+class PlayerLimits(Answer):
     """A player's deposit and loss limits, real money."""
 
     player_id: str

@@ -31,7 +31,7 @@ router = APIRouter(prefix="/v1/players", tags=["player protection"])
 @router.put(
     "/{player_id}/limits",
     **answers(
-        200, a.Limits, UnknownPlayer, InvalidAmount, InvalidLimit, UnknownPeriod, InvalidMode
+        200, a.PlayerLimits, UnknownPlayer, InvalidAmount, InvalidLimit, UnknownPeriod, InvalidMode
     ),
 )
 def set_limits(
@@ -59,7 +59,7 @@ def set_limits(
 @router.get(
     "/{player_id}/limits",
     dependencies=[Depends(READ)],
-    **answers(200, a.Limits, UnknownPlayer, InvalidMode),
+    **answers(200, a.PlayerLimits, UnknownPlayer, InvalidMode),
 )
 def get_limits(request: Request, player_id: PlayerId, mode: Literal["real"] = "real") -> Any:
     """The limits in effect, the raises waiting, and what each window leaves now."""
