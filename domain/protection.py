@@ -226,6 +226,8 @@ class Protection(Aggregate):
         self, player_id: str, kind: str, period: str, started_at: str, ends_at: str
     ) -> None:
         # Each event names its player, for the read model the ending worker reads.
+        if self.exclusion is not None:  # over, though the worker had not ended it yet
+            self._keep_past(self.exclusion)
         self.exclusion = {
             "kind": kind,
             "period": period,
@@ -236,8 +238,11 @@ class Protection(Aggregate):
     @event("ExclusionEnded", topic="casino:Protection.ExclusionEnded")
     def _exclusion_ended(self, player_id: str, ended_at: str) -> None:
         assert self.exclusion is not None
-        self.past_exclusions = [*self.past_exclusions, self.exclusion][-PAST_EXCLUSIONS_MAX:]
+        self._keep_past(self.exclusion)
         self.exclusion = None
+
+    def _keep_past(self, exclusion: dict[str, str]) -> None:
+        self.past_exclusions = [*self.past_exclusions, exclusion][-PAST_EXCLUSIONS_MAX:]
 
     @event("Recorded", topic="casino:Protection.Recorded")
     def _recorded(

@@ -351,3 +351,14 @@ def test_a_dealers_hold_and_a_bank_are_exposure_not_refused_by_a_loss_limit(
     app.deal(round_.round_id)  # the player wins: the dealer loses 10.00
     protection: Any = app.protection("dan")
     assert protection.used_cents("loss:day", NOW) == 1_000 + 18  # and the 1.75% commission
+
+
+def test_a_new_exclusion_after_one_is_over_keeps_the_old_one_as_past(
+    app: CasinoApplication, clock: Clock
+) -> None:
+    app.exclude("pat", "time_out", 1)
+    clock.now = NOW + 2 * DAY  # over, and the worker has not come by
+    app.exclude("pat", "time_out", 3)
+    protection: Any = app.protection("pat")
+    assert [past["period"] for past in protection.past(clock.now)] == ["P1D"]
+    assert protection.excluded_until(clock.now) == NOW + 5 * DAY

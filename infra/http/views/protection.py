@@ -24,10 +24,9 @@ def limits_view(
         "mode": "real",
         "limits": in_effect,
         "pending": [
-            {"kind": kind, "period": period, "amount": _money(cents), "effective_at": at}
-            for (kind, period) in keys
-            for cents, at in [protection.pending.get(f"{kind}:{period}", [None, ""])]
-            if at > stamp(now)
+            waiting
+            for kind, period in keys
+            if (waiting := _pending(protection, kind, period, now)) is not None
         ],
         "windows": [
             _window(protection, kind, period, now)
@@ -45,6 +44,21 @@ def exclusions_view(
         current = protection.exclusion
     past = [] if protection is None else protection.past(now)
     return {"player_id": player_id, "current": current, "past": past}
+
+
+def _pending(
+    protection: Protection, kind: str, period: str, now: datetime.datetime
+) -> dict[str, Any] | None:
+    """The raise waiting on a limit, unless there is none or its cooling-off is over."""
+    pending = protection.pending.get(f"{kind}:{period}")
+    if pending is None or pending[1] <= stamp(now):
+        return None
+    return {
+        "kind": kind,
+        "period": period,
+        "amount": _money(pending[0]),
+        "effective_at": pending[1],
+    }
 
 
 def _window(protection: Protection, kind: str, period: str, now: datetime.datetime) -> Any:
