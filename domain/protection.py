@@ -15,6 +15,7 @@ event body and stored in the events.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -50,7 +51,10 @@ SELF_EXCLUSION = "self_exclusion"
 TIME_OUT_DAYS = range(1, 43)
 SELF_EXCLUSION_MONTHS = (6, 12, 24, 60)
 PAST_EXCLUSIONS_MAX = 100  # the latest kept on the aggregate; the log keeps them all
-Entries = list[list[Any]]  # [[at (ISO), cents], ...], oldest first
+# [at (ISO), cents, at, cents, ...], oldest first: flat, because the command cache
+# deep-copies an aggregate on every load, and a flat list of a thousand pairs copies
+# several times faster than a thousand small lists.
+Entries = list[Any]
 
 
 @dataclass
@@ -114,9 +118,9 @@ class Protection(Aggregate):
         """When the oldest amount counted in the window leaves it."""
         kind, period = key.split(":")
         entries = self.deposits if kind == "deposit" else self.losses
-        since = now - PERIODS[period]
-        counted = [_time(at) for at, cents in entries if _time(at) > since and cents > 0]
-        return min(counted) + PERIODS[period] if counted else None
+        since = _iso(now - PERIODS[period])
+        counted = [at for at, cents in _pairs(entries) if at > since and cents > 0]
+        return _time(min(counted)) + PERIODS[period] if counted else None
 
     def excluded_until(self, now: datetime.datetime) -> datetime.datetime | None:
         if self.exclusion is None or _time(self.exclusion["until"]) <= now:
@@ -260,8 +264,8 @@ class Protection(Aggregate):
         for round_id in settled:
             self.exposure.pop(round_id, None)
         loss = sum(settled.values())
-        self.deposits = _recent(self.deposits, at, deposit_cents)
-        self.losses = _recent(self.losses, at, loss)
+        _recent(self.deposits, at, deposit_cents)
+        _recent(self.losses, at, loss)
 
     def _mature(self, at: str) -> None:
         """Pending raises whose cooling-off is over by `at` take effect."""
@@ -330,23 +334,34 @@ def add_months(moment: datetime.datetime, months: int) -> datetime.datetime:
     return moment.replace(year=year, month=month)
 
 
-def _recent(entries: Entries, at: str, cents: int) -> Entries:
-    """The entries still inside the longest window at `at`, with `cents` added."""
+def _recent(entries: Entries, at: str, cents: int) -> None:
+    """The entries still inside the longest window at `at`, with `cents` added.
+
+    Entries are kept in the order they were recorded, oldest first, so those past the
+    window are at the front: a replay prunes in a few steps, never a whole pass."""
     since = _iso(_time(at) - RECORD_SPAN)
-    kept = [entry for entry in entries if entry[0] > since]
+    gone = 0
+    while gone < len(entries) and entries[gone] <= since:
+        gone += 2
+    del entries[:gone]
     if cents:
-        kept.append([at, cents])
-    while len(kept) > ENTRIES_MAX:
-        (_, first), (later, second) = kept[0], kept[1]
-        kept[:2] = [[later, first + second]]
-    return kept
+        entries += [at, cents]
+    while len(entries) > 2 * ENTRIES_MAX:
+        first, later, second = entries[1], entries[2], entries[3]
+        entries[:4] = [later, first + second]
 
 
 def _window_sum(entries: Entries, now: datetime.datetime, period: datetime.timedelta) -> int:
     """What the entries inside (now - period, now] add up to. Losses are stakes minus
     returns (rules.md 7), so a win inside the window makes room for as much again."""
-    since = now - period
-    return sum(cents for at, cents in entries if since < _time(at) <= now)
+    # Stored times share one fixed form (`stamp`), so they compare as text: no parsing
+    # of up to ENTRIES_MAX of them on every stake.
+    since, until = _iso(now - period), _iso(now)
+    return sum(cents for at, cents in _pairs(entries) if since < at <= until)
+
+
+def _pairs(entries: Entries) -> Iterator[tuple[str, int]]:
+    return zip(entries[::2], entries[1::2], strict=True)
 
 
 def _reduce(amounts: dict[str, int], key: str, cents: int) -> None:

@@ -191,11 +191,11 @@ def test_the_record_of_recent_amounts_is_bounded(app: CasinoApplication, clock: 
         clock.now = NOW + datetime.timedelta(minutes=minute)
         app.deposit("pat", "real", 100)
     protection = app.protection("pat")
-    assert protection is not None and len(protection.deposits) == ENTRIES_MAX
+    assert protection is not None and len(protection.deposits) == 2 * ENTRIES_MAX  # at, cents
     assert protection.used_cents("deposit:month", clock.now) == (ENTRIES_MAX + 20) * 100
     clock.now = NOW + 31 * DAY
     app.deposit("pat", "real", 100)
-    assert len(app.protection("pat").deposits) == 1  # type: ignore[union-attr]
+    assert len(app.protection("pat").deposits) == 2  # type: ignore[union-attr]
 
 
 def test_an_exclusion_refuses_deposits_bets_and_seats_but_not_withdrawals(
