@@ -9,8 +9,10 @@ from typing import Any
 
 from domain.errors import DepositLimitExceeded
 from domain.unit import Unit
+from infra.audit.verify import verify
 from infra.store.store import Store
 from infra.workers import ExclusionWorker
+from projections import significant_events
 from tests.conftest import StoreFactory, every_store_event
 from tests.domain.tables.test_steps import NOW, Clock
 
@@ -70,3 +72,30 @@ def test_an_exclusion_still_ends_when_due_after_a_restart(
     recorded = every_store_event(restarted)
     kinds = [e.kind for e in recorded if type(e).__qualname__ == "SignificantEvent.Created"]
     assert kinds == ["player_excluded", "exclusion_ended"]
+
+
+def test_a_store_with_limits_exclusions_and_their_refusals_verifies_clean(store: Store) -> None:
+    store.app.clock = Clock()
+    store.app.register_player("alice", "Alice")
+    store.app.set_limits("alice", {"deposit:day": 10_000, "loss:day": 2_000})
+    store.app.deposit("alice", "real", 10_000)
+    round_ = store.app.open_house_round("alice", "real", ["10", "K", "3", "10", "10", "Q"])
+    assert round_.result is not None
+    store.app.place_bet(round_.result.round_id, "banker", 2_000)
+    store.app.deal(round_.result.round_id)
+    store.app.exclude("alice", "time_out", 1)
+    store.app.withdraw("alice", "real", 8_000)
+    assert verify(store, None, lambda _: None).problems == []
+    assert rebuilt_equal(store)
+
+
+def rebuilt_equal(store: Store) -> bool:
+    """The read models rebuilt from the log equal the live ones (significant events and
+    exclusions included)."""
+    store.projector.catch_up()
+    with store.database.read() as cursor:
+        live = significant_events.listed(cursor, None, None, None, 0, 500)
+    assert [event["kind"] for event in live] == ["limit_changed", "player_excluded"]
+    store.projector.rebuild()
+    with store.database.read() as cursor:
+        return live == significant_events.listed(cursor, None, None, None, 0, 500)
