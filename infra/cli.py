@@ -177,6 +177,7 @@ def run_projector() -> None:
     import signal
     import threading
 
+    from infra.significant import Throttle
     from infra.workers import ProjectorWorker
 
     settings = settings_or_exit()
@@ -186,11 +187,14 @@ def run_projector() -> None:
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stopping.set())
     worker = ProjectorWorker(store)
+    # Its failures are significant events too, counted once a minute (rules.md 7).
+    worker.failures = Throttle(lambda kind, detail: store.app.record_significant(kind, detail))
     get_logger("casino.projections").info("projector_started", position=store.projector.position())
     worker.start()
     while worker.alive and not stopping.wait(1.0):
         pass  # Until told to stop, or the projector stopped at an event it cannot apply.
     worker.stop()
+    worker.failures.flush()
     failed = store.projector.failure
     store.close()
     if failed is not None:

@@ -39,6 +39,8 @@ SpotOrBox = Annotated[
 # Every command on a round may find it unknown, over, or interrupted (rules.md 4).
 ON_A_ROUND = (e.UnknownRound, e.RoundNotOpen, e.RoundInterrupted)
 STAKING = (
+    e.LossLimitExceeded,  # rules.md 7
+    e.PlayerExcluded,
     e.InvalidAmount,
     e.InvalidStake,
     e.BelowTableMinimum,
@@ -166,6 +168,8 @@ def deal(
         e.BalanceLimitExceeded,
         e.InvalidBox,
         e.NotYourDecision,
+        e.LossLimitExceeded,
+        e.PlayerExcluded,
     ),
 )
 def act(
@@ -192,6 +196,8 @@ def act(
         e.InsufficientFunds,
         e.BalanceLimitExceeded,
         e.NotSeated,
+        e.LossLimitExceeded,
+        e.PlayerExcluded,
     ),
 )
 def banco(
