@@ -32,7 +32,9 @@ from domain.unit import SecretBox, Unit, parse_public_id
 OVER = ("settled", "voided")  # the statuses of a round that is over, in every game
 # Hidden while a round is not over: the seed and a chosen shoe reveal every card to come,
 # and the blackjack hole card stays face down while the round is in play (rules.md 3, 5).
-SECRET_FIELDS = ("seed", "shoe_prefix", "hole_card")
+# The sealed form of the seed and shoe too: of no use without the key, but nothing of a
+# round not over leaves the service, not even encrypted.
+SECRET_FIELDS = ("seed", "shoe_prefix", "hole_card", "sealed_secrets")
 # A certification shoe longer than the largest shoe is refused before it is looked at.
 SHOE_PREFIX_CARDS_MAX = 416
 
@@ -40,6 +42,14 @@ SHOE_PREFIX_CARDS_MAX = 416
 def secrets_revealed(status: str) -> bool:
     """A round's seed, certification shoe and hole card are shown once it is over."""
     return status in OVER
+
+
+def with_revealed_secrets(data: dict[str, Any], round_: Any) -> dict[str, Any]:
+    """An event's fields for a round over: its opening shows the seed and the shoe its
+    end revealed, as it did before they were sealed (stored there as `sealed_secrets`)."""
+    if data.get("sealed_secrets") is None or data.get("seed") is not None:
+        return data
+    return {**data, "seed": round_.seed, "shoe_prefix": round_.shoe_prefix}
 
 
 def withhold_secrets(data: dict[str, Any]) -> dict[str, Any]:

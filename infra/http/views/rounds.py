@@ -13,7 +13,7 @@ from domain.baccarat import rules as baccarat
 from domain.baccarat.round import P2P, BaccaratRound
 from domain.blackjack.round import BlackjackRound
 from domain.money import format_cents
-from domain.rounds import secrets_revealed, withhold_secrets
+from domain.rounds import secrets_revealed, with_revealed_secrets, withhold_secrets
 from domain.tables.coup import Coup
 from infra.http.views.blackjack import blackjack_round_view
 from infra.http.views.tables import coup_view
@@ -83,14 +83,6 @@ def baccarat_round_view(round_: BaccaratRound) -> dict[str, Any]:
     return view
 
 
-def _unsealed(data: dict[str, Any], round_: Round) -> dict[str, Any]:
-    """A round over shows its opening with the seed and shoe its end revealed, as it did
-    before seeds were sealed (they are stored sealed there, `sealed_secrets`)."""
-    if data.get("sealed_secrets") is None or data.get("seed") is not None:
-        return data
-    return {**data, "seed": round_.seed, "shoe_prefix": round_.shoe_prefix}
-
-
 def _money(cents: dict[str, int]) -> dict[str, str]:
     return {who: format_cents(amount) for who, amount in cents.items()}
 
@@ -107,7 +99,11 @@ def audit_view(round_: Round, trail: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _event_view(event: dict[str, Any], hide_secrets: bool, round_: Round) -> dict[str, Any]:
-    data = withhold_secrets(event["data"]) if hide_secrets else _unsealed(event["data"], round_)
+    data = (
+        withhold_secrets(event["data"])
+        if hide_secrets
+        else with_revealed_secrets(event["data"], round_)
+    )
     return {
         "position": event["position"],
         "aggregate_id": event["aggregate_id"],
