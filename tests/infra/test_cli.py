@@ -129,3 +129,16 @@ def test_a_read_model_that_cannot_apply_an_event_stops_the_command_naming_it(
         f"read model ledger cannot apply the event at position {poison}: "
         "OverflowError: Python int too large to convert to SQLite INTEGER"
     )
+
+
+def test_production_refuses_to_serve_without_a_key_to_seal_seeds(tmp_path: Path) -> None:
+    path = tmp_path / "casino.sqlite"
+    env = {
+        "CASINO_DATABASE_URL": f"sqlite:///{path}",
+        "CASINO_ENV": "production",
+        "CASINO_API_KEYS": "service=k1,operator=k2,auditor=k3",
+    }
+    result = CliRunner().invoke(app, ["serve"], env=env)
+    assert result.exit_code == 2
+    assert "CASINO_SECRET_KEY" in result.output
+    assert not path.exists()  # refused before anything is made

@@ -347,3 +347,17 @@ def test_deposits_stop_at_the_balance_ceiling_and_every_read_still_answers(
     # and the ledger and the trial balance of both modes still read.
     assert api.get("/v1/players/alice/ledger?mode=real").status_code == 200
     assert api.trial_balance("real")["total"] == api.trial_balance("play")["total"] == "0.00"
+
+
+def test_a_bet_whose_largest_payout_could_pass_the_ceiling_is_refused(api: Api) -> None:
+    # Given a wallet at its ceiling and a house round,
+    api.player("alice")
+    api.deposit("alice", "1000000000000.00")
+    opened = api.post("/v1/baccarat/rounds", {"player_id": "alice", "mode": "real"})
+    round_id = opened.json()["round_id"]
+    # when a bet is placed, the tie it could win would pass the ceiling: refused,
+    answer = api.post(f"/v1/rounds/{round_id}/bets", {"spot": "tie", "amount": "1"})
+    assert answer.status_code == 409
+    assert answer.json()["code"] == "balance_limit_exceeded"
+    # and nothing is held.
+    assert api.wallet("alice")["held"] == "0.00"
