@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -32,6 +33,7 @@ from infra.http.strict_json import BODY_PROBLEM, StrictJsonBodies
 from infra.logs import get_logger
 from infra.metrics import Metrics
 from infra.store.store import Store
+from infra.witness import WitnessWorker
 from infra.workers import (
     AbandonedRoundWorker,
     DueChoiceWorker,
@@ -43,6 +45,11 @@ from infra.workers import (
 BODY_BYTES_MAX = 64 * 1024
 
 log = get_logger("casino.http")
+
+
+def witness_worker(store: Store, settings: Settings) -> WitnessWorker:
+    path = Path(settings.witness)
+    return WitnessWorker(store, path, settings.witness_seconds, settings.witness_events)
 
 
 def create_app(store: Store, settings: Settings, *, background: bool = True) -> FastAPI:
@@ -59,6 +66,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
             started.append(IdleRoundWorker(store, settings.idle_timeout_seconds))
             started.append(AbandonedRoundWorker(store, settings.resume_window_seconds))
             started.append(DueChoiceWorker(store, settings.decision_seconds))
+            started.append(witness_worker(store, settings))
         for worker in started:
             worker.observer = metrics
             worker.start()
