@@ -114,8 +114,12 @@ def wallet_problems(store: Store, wallets: Mapping[Any, tuple[str, str]]) -> lis
     problems = Problems("the wallets")
     replay = Repository(event_store=store.app.events)
     for wallet_id, (player_id, mode) in wallets.items():
-        wallet: Any = replay.get(wallet_id)
         name = f"{player_id}'s {mode} wallet"
+        try:
+            wallet: Any = replay.get(wallet_id)
+        except Exception as error:  # A tampered wallet may not replay: named above too.
+            problems.add(f"{name} does not replay from its events: {error!r}")
+            continue
         if wallet.balance_cents < 0 or wallet.available_cents < 0:
             problems.add(f"{name} replays to a negative balance or available amount")
         with store.database.read() as cursor:
