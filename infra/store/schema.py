@@ -151,6 +151,10 @@ REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {role};
 GRANT USAGE ON SCHEMA {schema} TO {role};
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role};
 REVOKE UPDATE, DELETE ON {log_tables} FROM {role};
+-- The recorder's LOCK TABLE ... IN EXCLUSIVE MODE (infra/store/recorders.py) asks for
+-- UPDATE, DELETE or TRUNCATE on the table; TRUNCATE is the one a trigger refuses
+-- outright, and only the owner could disable that trigger.
+GRANT TRUNCATE ON {schema}.{events} TO {role};
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO {role};
 """
 
@@ -164,6 +168,10 @@ def grant_service_role(owner: PostgresDatabase, role: str) -> None:
     log_tables = ", ".join(f"{schema}.{table}" for table in LOG_TABLES)
     owner.script(
         _POSTGRES_GRANTS.format(
-            lock=SCHEMA_LOCK_KEY, schema=schema, role=role, log_tables=log_tables
+            lock=SCHEMA_LOCK_KEY,
+            schema=schema,
+            role=role,
+            log_tables=log_tables,
+            events=POSTGRES_EVENTS_TABLE,
         )
     )
