@@ -86,6 +86,7 @@ def open_configured_store(
             postgres_schema=settings.postgres_schema,
             pool_size=settings.db_pool_size,
             games=settings.games(),
+            group_commit=settings.group_commit(),
             seal_key=seal_key,
             owner_url=settings.database_owner_url or None,
         )

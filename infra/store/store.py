@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from eventsourcing.persistence import Notification
 
 from domain.application import CasinoApplication
+from domain.group_commit import GroupCommitSettings
 from domain.settings import GameSettings
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.recorders import ChainingSQLiteRecorder, SealedSnapshots, SingleTripRecorder
@@ -30,6 +31,7 @@ from projections.base import POSITION_MAX, Cursor, Database
 from projections.runner import Projector
 
 AGGREGATE_CACHE_SIZE = 10_000
+DEFAULT_GROUP_COMMIT = GroupCommitSettings()
 # The library retries a lost connection up to ten times; keep each try short.
 POSTGRES_TIMEOUT_SECONDS = 5
 
@@ -56,13 +58,16 @@ def open_store(
     postgres_schema: str = "public",
     pool_size: int = 5,
     games: GameSettings | None = None,
+    group_commit: GroupCommitSettings | None = DEFAULT_GROUP_COMMIT,
     seal_key: Ed25519PrivateKey | None = None,
     owner_url: str | None = None,
 ) -> Store:
-    """The store at `url`. With `seal_key`, every save is sealed and snapshots are
-    signed and trusted (infra/store/seal.py); without, nothing is sealed and no
-    snapshot is used. With `owner_url` (PostgreSQL), that role builds the schema and
-    grants `url`'s role only what the service needs (infra/store/schema.py)."""
+    """The store at `url`, its schema made; concurrent commands' saves share
+    transactions unless `group_commit` is None. With `seal_key`, every transaction
+    that inserts events is sealed and snapshots are signed and trusted
+    (infra/store/seal.py); without, nothing is sealed and no snapshot is used. With
+    `owner_url` (PostgreSQL), that role builds the schema and grants `url`'s role
+    only what the service needs (infra/store/schema.py)."""
     database: Database
     if url.startswith("sqlite:///"):
         database, env = _sqlite(url.removeprefix("sqlite:///"))
@@ -77,6 +82,8 @@ def open_store(
     )
     app = CasinoApplication(env=env, games=games)
     _seal(app, seal_key)
+    if group_commit is not None:
+        app.enable_group_commit(group_commit)
     # On SQLite the events share the read models' file: the projector reads them in its
     # own transaction. Through the recorder's pool it could wait for a connection held
     # by a command that waits for the write lock the projector holds.
