@@ -72,10 +72,16 @@ class WitnessWorker(PeriodicWorker):
         self.events = events
         self.noted: Checkpoint | None = None
         self.noted_at = 0.0
+        self.problem: str | None = None  # readiness names it (infra/http/routes/health.py)
         super().__init__(min(CHECK_SECONDS_MAX, seconds))
 
     def tick(self) -> None:
-        self.note_if_due(time.monotonic())
+        try:
+            self.note_if_due(time.monotonic())
+        except OSError as error:
+            self.problem = f"the witness cannot write {self.path}: {error.strerror or error}"
+            raise
+        self.problem = None
 
     def note_if_due(self, now: float) -> Checkpoint | None:
         """Append the latest seal if a note is due; return it, or None."""

@@ -45,6 +45,12 @@ def _postgres_available() -> bool:
         return False
 
 
+@pytest.fixture(autouse=True)
+def own_witness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's server notes its seals in a witness file of its own, not in ./var/."""
+    monkeypatch.setenv("CASINO_WITNESS", str(tmp_path / "witness.jsonl"))
+
+
 @pytest.fixture(scope="session")
 def postgres_up() -> bool:
     available = _postgres_available()

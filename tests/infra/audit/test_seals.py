@@ -11,6 +11,7 @@ import base64
 import datetime
 import itertools
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -278,3 +279,31 @@ def test_keys_new_prints_a_pair_that_signs_and_verifies(tmp_path: Path) -> None:
     private = seals.parse_private_key(pair["seal_key"])
     assert public_key_text(private.public_key()) == pair["public_key"]
     assert len(base64.b64decode(pair["seal_key"])) == 32
+
+
+def test_group_commit_seals_each_shared_transaction_once(store: Store) -> None:
+    # Given commands from eight threads, whose saves share transactions
+    players = [f"p{n}" for n in range(8)]
+    for player in players:
+        store.app.register_player(player, player)
+    committer = store.app.group_commit
+    assert committer is not None
+    transactions_before, seals_before = committer.counts.transactions, len(all_seals(store))
+
+    def deposits(player: str) -> None:
+        for _ in range(10):
+            store.app.deposit(player, "real", 100)
+
+    with ThreadPoolExecutor(len(players)) as pool:
+        list(pool.map(deposits, players))
+    # Then there is one seal per transaction, not per save, and all holds
+    transactions = committer.counts.transactions - transactions_before
+    assert transactions < 80  # some saves shared a transaction
+    assert len(all_seals(store)) - seals_before == transactions
+    assert problems_of(store) == []
+
+
+def all_seals(store: Store) -> list[seals.Seal]:
+    with store.database.read() as cursor:
+        cursor.execute(f"SELECT {seals.COLUMNS} FROM {seals.TABLE}")
+        return [seals.seal_of(row) for row in cursor.fetchall()]
