@@ -33,11 +33,12 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import PersistenceError, StoredEvent
+import psycopg
+from eventsourcing.persistence import OperationalError, PersistenceError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 from psycopg import ClientCursor
-from psycopg.sql import SQL, Composable, Composed, Identifier, Literal
+from psycopg.sql import SQL, Composed, Identifier, Literal
 
 from infra.logs import get_logger
 from infra.store import chain as event_chain
@@ -45,7 +46,7 @@ from infra.store import seal as seals
 from infra.store.seal import Sealer
 
 log = get_logger("casino.store")
-_NOTHING = SQL("")
+SEAL_TRIES_MAX = 20
 _SEAL_HEAD = f"SELECT digest, last_position FROM {seals.TABLE} ORDER BY last_position DESC LIMIT 1"
 
 
@@ -69,6 +70,8 @@ def next_seal(
 
 class SingleTripRecorder(PostgresApplicationRecorder):
     sealer: Sealer | None = None
+    # The last seal's digest and the log's last position, as this recorder left them.
+    _seal_head: tuple[str, int] | None = None
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
@@ -82,52 +85,78 @@ class SingleTripRecorder(PostgresApplicationRecorder):
         for stored in stored_events:
             params += [stored.originator_id, stored.originator_version, stored.topic, stored.state]
         with self.datastore.get_connection() as connection:
+            if self.sealer is not None:
+                return self._insert_sealed(connection, self.sealer, stored_events)
             cursor = ClientCursor(connection)
-            if self.sealer is None:
-                cursor.execute(self._script(len(stored_events)), params)
-                while cursor.nextset():
-                    pass  # The last result is the INSERT's RETURNING.
-                return [row["notification_id"] for row in cursor.fetchall()]
-            return self._insert_sealed(cursor, self.sealer, stored_events, params)
+            cursor.execute(self._script(len(stored_events)), params)
+            while cursor.nextset():
+                pass  # The last result is the INSERT's RETURNING.
+            return [row["notification_id"] for row in cursor.fetchall()]
 
     def _insert_sealed(
-        self,
-        cursor: ClientCursor[Any],
-        sealer: Sealer,
-        stored: Sequence[StoredEvent],
-        params: list[Any],
+        self, connection: Any, sealer: Sealer, stored: Sequence[StoredEvent]
     ) -> list[int]:
-        try:
-            seal_table = SQL("{}.{}").format(
-                Identifier(self.datastore.schema), Identifier(seals.TABLE)
+        """One trip, as unsealed: the seal is made before the INSERT, over the positions
+        the events will take (the ones after the head this recorder last saw), and the
+        script checks under the lock that the head has not moved, else it fails and
+        is made again on the head as it is now."""
+        for _ in range(SEAL_TRIES_MAX):
+            previous, top = self._seal_head or self._read_seal_head(connection)
+            positions = list(range(top + 1, top + 1 + len(stored)))
+            seal = sealer.seal(positions, stored, previous)
+            params: list[Any] = [previous, top]
+            for position, event in zip(positions, stored, strict=True):
+                params += [position, event.originator_id, event.originator_version]
+                params += [event.topic, event.state]
+            try:
+                cursor = ClientCursor(connection)
+                cursor.execute(self._sealed_script(len(stored)), [*params, *seal.row()])
+                while cursor.nextset():
+                    pass
+            except psycopg.errors.SerializationFailure:
+                self._seal_head = None  # Another process saved meanwhile: look again.
+                continue
+            except BaseException:
+                self._seal_head = None
+                raise
+            self._seal_head = (seal.digest, positions[-1])
+            return positions
+        raise OperationalError("the log kept moving on under the seal: nothing was saved")
+
+    def _read_seal_head(self, connection: Any) -> tuple[str, int]:
+        row = connection.execute(
+            SQL("SELECT {schema}.seal_head_digest(), {schema}.log_top()").format(
+                schema=Identifier(self.datastore.schema)
             )
-            head_query = SQL(_SEAL_HEAD.replace(seals.TABLE, "{}") + "; ").format(seal_table)
-            cursor.execute(SQL("BEGIN; ") + self._script(len(stored), head_query), params)
-            results = []
-            while True:
-                if cursor.description is not None:
-                    results.append(cursor.fetchall())
-                if not cursor.nextset():
-                    break
-            head_rows, inserted = results[-2], results[-1]
-            positions = [row["notification_id"] for row in inserted]
-            head = (head_rows[0]["digest"], head_rows[0]["last_position"]) if head_rows else None
-            seal = next_seal(sealer, head, positions, stored)
-            cursor.execute(self._seal_script(), seal.row())
-        except BaseException:
-            cursor.execute("ROLLBACK")
-            raise
-        return positions
+        ).fetchone()
+        return str(row["seal_head_digest"]), int(row["log_top"])
 
-    def _seal_script(self) -> Composed:
-        table = SQL("{}.{}").format(Identifier(self.datastore.schema), Identifier(seals.TABLE))
+    def _sealed_script(self, count: int) -> Composed:
+        schema = Identifier(self.datastore.schema)
+        table = SQL("{}.{}").format(schema, Identifier(self.events_table_name))
+        values = SQL(", ").join([SQL("(%s, %s, %s, %s, %s)")] * count)
         return SQL(
-            "INSERT INTO {table} ("
-            + seals.COLUMNS
-            + ") VALUES (%s, %s, %s, %s, %s, %s, %s); COMMIT"
-        ).format(table=table)
+            "SET LOCAL lock_timeout = {timeout}; "
+            "LOCK TABLE {table} IN EXCLUSIVE MODE; "
+            "SELECT {schema}.expect_log_top(%s, %s); "
+            "NOTIFY {channel}; "
+            "INSERT INTO {table} (notification_id, originator_id, originator_version, topic, "
+            "state) VALUES {values}; "
+            "INSERT INTO {seals} (" + seals.COLUMNS + ") VALUES (%s, %s, %s, %s, %s, %s, %s); "
+            # Positions are given, not drawn: the sequence follows, for any other writer.
+            "SELECT setval(pg_get_serial_sequence({qualified}, 'notification_id'), "
+            "{schema}.log_top())"
+        ).format(
+            timeout=Literal(f"{self.datastore.lock_timeout}s"),
+            table=table,
+            schema=schema,
+            channel=Identifier(self.channel_name),
+            values=values,
+            seals=SQL("{}.{}").format(schema, Identifier(seals.TABLE)),
+            qualified=Literal(f"{self.datastore.schema}.{self.events_table_name}"),
+        )
 
-    def _script(self, count: int, before_insert: Composable = _NOTHING) -> Composed:
+    def _script(self, count: int) -> Composed:
         table = SQL("{}.{}").format(
             Identifier(self.datastore.schema), Identifier(self.events_table_name)
         )
@@ -136,14 +165,12 @@ class SingleTripRecorder(PostgresApplicationRecorder):
             "SET LOCAL lock_timeout = {timeout}; "
             "LOCK TABLE {table} IN EXCLUSIVE MODE; "
             "NOTIFY {channel}; "
-            "{before_insert}"
             "INSERT INTO {table} (originator_id, originator_version, topic, state) "
             "VALUES {values} RETURNING notification_id"
         ).format(
             timeout=Literal(f"{self.datastore.lock_timeout}s"),
             table=table,
             channel=Identifier(self.channel_name),
-            before_insert=before_insert,
             values=values,
         )
 

@@ -102,6 +102,34 @@ CREATE TABLE IF NOT EXISTS {schema}.{seals} (
     last_position bigint PRIMARY KEY, first_position bigint NOT NULL,
     event_count bigint NOT NULL, events_digest text NOT NULL, previous text NOT NULL,
     digest text NOT NULL, signature text NOT NULL);
+-- The sealed recorder (infra/store/recorders.py) makes a save's seal before its one
+-- trip, over the positions after the head it last saw; under the events' lock the
+-- trip first checks that head, and fails with serialization_failure if another
+-- writer moved it (the recorder then looks again and seals anew).
+CREATE OR REPLACE FUNCTION {schema}.log_top() RETURNS bigint
+LANGUAGE sql STABLE AS $$ SELECT COALESCE(MAX(notification_id), 0) FROM {schema}.{events} $$;
+CREATE OR REPLACE FUNCTION {schema}.seal_head_digest() RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT COALESCE((SELECT digest FROM {schema}.{seals} ORDER BY last_position DESC LIMIT 1),
+        '{seal_genesis}') $$;
+CREATE OR REPLACE FUNCTION {schema}.expect_log_top(expected_digest text, expected_top bigint)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    top bigint := {schema}.log_top();
+    reach bigint := GREATEST(
+        (SELECT COALESCE(MAX(position), 0) FROM {schema}.{chain}),
+        (SELECT COALESCE(MAX(last_position), 0) FROM {schema}.{seals}));
+BEGIN
+    IF reach > top THEN
+        RAISE EXCEPTION 'the event chain already reaches position %, past the last event at '
+            '%: events were removed from the end of the store (run `casino audit verify`); '
+            'nothing was saved', reach, top USING ERRCODE = 'data_exception';
+    END IF;
+    IF top <> expected_top OR {schema}.seal_head_digest() <> expected_digest THEN
+        RAISE EXCEPTION 'the log moved on since this save was sealed'
+            USING ERRCODE = 'serialization_failure';
+    END IF;
+END $$;
 CREATE OR REPLACE TRIGGER {events}_chain AFTER INSERT ON {schema}.{events}
     FOR EACH ROW EXECUTE FUNCTION {schema}.chain_event();
 """
@@ -131,6 +159,7 @@ def create_postgres_schema(database: PostgresDatabase) -> None:
         snapshots=POSTGRES_SNAPSHOTS_TABLE,
         chain=event_chain.TABLE,
         seals=seals.TABLE,
+        seal_genesis=seals.GENESIS,
         genesis=event_chain.GENESIS,
     )
     immutable = "".join(
@@ -155,7 +184,7 @@ REVOKE UPDATE, DELETE ON {log_tables} FROM {role};
 -- UPDATE, DELETE or TRUNCATE on the table; TRUNCATE is the one a trigger refuses
 -- outright, and only the owner could disable that trigger.
 GRANT TRUNCATE ON {schema}.{events} TO {role};
-GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO {role};
+GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO {role};
 """
 
 
