@@ -20,11 +20,14 @@ read under SQLite's write lock, which no other writer can hold meanwhile.
 Both seal each transaction that inserts events (infra/store/seal.py) when given a
 `sealer`: one seal row over all the events that transaction inserts, written before
 it commits, its `previous` read under the same lock that orders the events. On
-PostgreSQL that costs a second round trip (the seal signs the positions the INSERT
-returns), so the script opens the transaction itself (BEGIN) and the second trip
-inserts the seal and commits. Whoever batches several commands into one
-transaction must call `insert_events` once for all of them (one seal per
-transaction), or call `seal_positions` once before its commit.
+PostgreSQL it still takes one trip: the recorder makes the seal before sending,
+over the positions that follow the head it last saw (it gives the events their
+positions itself), and the script first checks, under the lock, that the head is
+still that (`expect_log_top`, infra/store/schema.py); if another process saved
+meanwhile it fails with serialization_failure, and the recorder reads the head
+and seals again. Whoever batches several commands into one transaction (group
+commit, domain/group_commit.py) must hand all their events to one
+`insert_events` call: one seal per transaction.
 """
 
 from __future__ import annotations

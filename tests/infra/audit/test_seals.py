@@ -307,3 +307,19 @@ def all_seals(store: Store) -> list[seals.Seal]:
     with store.database.read() as cursor:
         cursor.execute(f"SELECT {seals.COLUMNS} FROM {seals.TABLE}")
         return [seals.seal_of(row) for row in cursor.fetchall()]
+
+
+def test_two_servers_on_one_store_keep_one_chain_of_seals(stores: StoreFactory) -> None:
+    # Given two servers on one store, each saving after the other (so each finds the
+    # log moved on since its own last save)
+    first, second = stores.open(), stores.open()
+    first.app.register_player("ann", "Ann")
+    second.app.register_player("bob", "Bob")
+    for _ in range(3):
+        first.app.deposit("ann", "real", 100)
+        second.app.deposit("bob", "real", 100)
+    # Then the seals form one chain over every event
+    found = all_seals(first)
+    assert len(found) == 8
+    assert sum(seal.event_count for seal in found) == first.app.recorder.max_notification_id()
+    assert problems_of(first) == []
