@@ -11,6 +11,7 @@ from typing import Any
 
 from eventsourcing.domain import Snapshot
 
+from domain.receipt import CommandReceipt
 from infra.audit.verify import verify
 from infra.store import seal as seals
 from infra.store.store import Store
@@ -129,3 +130,24 @@ def test_verify_counts_command_receipts_among_the_sealed_events(store: Store) ->
     report = verify(store, None, lambda _: None, public_key=PUBLIC_KEY)
     assert report.problems == []
     assert report.receipts == 2
+
+
+def test_a_forged_receipt_is_named_as_an_event_no_seal_covers(
+    store: Store, attacker: Attacker
+) -> None:
+    # Given a receipt written behind the service's back: a repeated request with its
+    # key would be answered "$1,000,000.00 deposited"
+    store.app.register_player("fay", "Fay")
+    receipt = CommandReceipt("deposit/fay/key-1", "fingerprint", {"amount": "1000000.00"})
+    stored = store.app.mapper.to_stored_event(receipt.collect_events()[0])
+    stored_id = receipt.id.hex if attacker.dialect == "sqlite" else str(receipt.id)
+    attacker.run(
+        f"INSERT INTO {attacker.events} (originator_id, originator_version, topic, state)"
+        " VALUES (?, ?, ?, ?)",
+        (stored_id, 1, stored.topic, stored.state),
+    )
+    # Then verify names it by position, and counts it among the receipts
+    report = verify(store, None, lambda _: None, public_key=PUBLIC_KEY)
+    forged = max(row.position for row in attacker.rows())
+    assert named(report.problems, f"event at position {forged} ({receipt.id} version 1)", "no seal")
+    assert report.receipts == 1
