@@ -320,7 +320,11 @@ def _print_verdict(report: Any, signed: bool) -> None:
     problems = report.problems
     verdict = "all holds" if not problems else f"{len(problems)} discrepancies"
     typer.echo(f"checked {report.events} events and {report.rounds} rounds: {verdict}")
-    signatures = "each signed by the key" if signed else "signatures unchecked: --public-key"
+    signatures = (
+        "signatures checked with the public key"
+        if signed
+        else "signatures not checked: give --public-key"
+    )
     typer.echo(
         f"seals: {report.seals} ({signatures}); they cover the {report.receipts} command "
         f"receipts too; snapshots: {report.snapshots} checked against their events"
