@@ -61,6 +61,7 @@ def test_requests_commands_saves_and_the_log_are_counted(api: Api, store: Store)
     assert 1 <= sample(samples, "casino_group_commit_transactions_total") <= 3
     assert sample(samples, "casino_events_written_total") == head
     assert sample(samples, "casino_projection_head") == head
+    assert sample(samples, "casino_seal_position") == head  # every event sealed
     assert sample(samples, "casino_projection_position") == head  # the ledger read caught up
     assert sample(samples, "casino_projection_lag") == 0
 
