@@ -5,7 +5,8 @@ A snapshot is only a shortcut to loading an aggregate. Each aggregate's latest o
 must equal a replay of its events up to its version, and be signed by the service's
 key (`--public-key`); the service ignores one that is not (infra/store/recorders.py:
 SealedSnapshots), but verify names it. Every wallet is replayed from its events and
-its balance and holds compared with the read model, and none may be negative.
+its balance, holds and each ledger line's running balance compared with the read
+models; none may ever be negative.
 """
 
 from __future__ import annotations
@@ -110,30 +111,61 @@ def _difference(key: str, snapshot: Mapping[str, Any], replayed: Mapping[str, An
 
 
 def wallet_problems(store: Store, wallets: Mapping[Any, tuple[str, str]]) -> list[str]:
-    """Every wallet replayed from its events against the balances read model."""
+    """Every wallet replayed from its events, event by event, against the read models:
+    its balance and holds, each ledger line's running balance, never below zero."""
     problems = Problems("the wallets")
-    replay = Repository(event_store=store.app.events)
     for wallet_id, (player_id, mode) in wallets.items():
         name = f"{player_id}'s {mode} wallet"
         try:
-            wallet: Any = replay.get(wallet_id)
+            wallet, balances_after = _replayed(store, wallet_id)
         except Exception as error:  # A tampered wallet may not replay: named above too.
             problems.add(f"{name} does not replay from its events: {error!r}")
             continue
-        if wallet.balance_cents < 0 or wallet.available_cents < 0:
+        if min(balances_after.values(), default=0) < 0 or wallet.available_cents < 0:
             problems.add(f"{name} replays to a negative balance or available amount")
         with store.database.read() as cursor:
-            cursor.execute(
-                "SELECT balance_cents, held_cents FROM wallet_balances"
-                " WHERE player_id = ? AND mode = ?",
-                (player_id, mode),
-            )
-            row = cursor.fetchone()
-        projected = (int(row[0]), int(row[1])) if row else (0, 0)
+            projected = _projected(cursor, player_id, mode)
+            lines = _ledger_lines(cursor, player_id, mode)
         if projected != (wallet.balance_cents, wallet.held_cents):
             problems.add(
                 f"{name} replays to balance {wallet.balance_cents} and holds "
                 f"{wallet.held_cents} cents, the read model says {projected[0]} and "
                 f"{projected[1]}"
             )
+        for entry, after in lines:
+            if balances_after.get(entry) != after:
+                problems.add(
+                    f"{name}: ledger line {entry} says balance after {after} cents, a replay "
+                    f"of its events {balances_after.get(entry)}"
+                )
+                break  # The first is enough: the rest follow from it.
     return problems.all()
+
+
+def _replayed(store: Store, wallet_id: Any) -> tuple[Any, dict[int, int]]:
+    """The wallet as its events make it, and its balance after each version."""
+    wallet: Any = None
+    balances_after: dict[int, int] = {}
+    events: Iterator[Any] = iter(store.app.events.get(wallet_id))
+    for event in events:
+        wallet = event.mutate(wallet)
+        balances_after[wallet.version] = wallet.balance_cents
+    return wallet, balances_after
+
+
+def _projected(cursor: Any, player_id: str, mode: str) -> tuple[int, int]:
+    cursor.execute(
+        "SELECT balance_cents, held_cents FROM wallet_balances WHERE player_id = ? AND mode = ?",
+        (player_id, mode),
+    )
+    row = cursor.fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def _ledger_lines(cursor: Any, player_id: str, mode: str) -> list[tuple[int, int]]:
+    cursor.execute(
+        "SELECT entry_id, balance_after_cents FROM ledger_entries"
+        " WHERE player_id = ? AND mode = ? ORDER BY entry_id",
+        (player_id, mode),
+    )
+    return [(int(row[0]), int(row[1])) for row in cursor.fetchall()]

@@ -151,3 +151,21 @@ def test_a_forged_receipt_is_named_as_an_event_no_seal_covers(
     forged = max(row.position for row in attacker.rows())
     assert named(report.problems, f"event at position {forged} ({receipt.id} version 1)", "no seal")
     assert report.receipts == 1
+
+
+def test_a_ledger_line_whose_running_balance_is_edited_is_named(
+    store: Store, attacker: Attacker
+) -> None:
+    store.app.register_player("gus", "Gus")
+    for _ in range(3):
+        store.app.deposit("gus", "real", 1_000)
+    store.projector.catch_up()
+    attacker.run(
+        "UPDATE ledger_entries SET balance_after_cents = ? WHERE player_id = ? AND entry_id = ?",
+        (MILLION_CENTS, "gus", 3),
+    )
+    assert named(
+        verify(store, None, lambda _: None).problems,
+        f"gus's real wallet: ledger line 3 says balance after {MILLION_CENTS} cents, a replay "
+        "of its events 2000",
+    )
