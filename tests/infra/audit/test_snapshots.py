@@ -23,6 +23,12 @@ PUBLIC_KEY = SEAL_KEY.public_key()
 MILLION_CENTS = 100_000_000
 
 
+def deposited(store: Store, player_id: str, deposits: int, cents: int) -> None:
+    store.app.register_player(player_id, player_id)
+    for _ in range(deposits):
+        store.app.deposit(player_id, "real", cents)
+
+
 def forge_snapshot(store: Store, attacker: Attacker, player_id: str, extra_cents: int) -> Any:
     """A snapshot of the wallet at its current version, with `extra_cents` more."""
     wallet: Any = store.app.wallet(player_id, "real")
@@ -71,9 +77,7 @@ def test_the_service_signs_its_snapshots_and_loads_from_them(
     stores: StoreFactory, store: Store
 ) -> None:
     # Given a wallet past the snapshot interval (200 events)
-    store.app.register_player("bob", "Bob")
-    for _ in range(200):
-        store.app.deposit("bob", "real", 100)
+    deposited(store, "bob", 200, 100)
     wallet_id = store.app.wallet("bob", "real").id
     # Then its snapshot is signed, is what loading uses, and verify holds
     sealed: Any = store.app.snapshots.recorder  # type: ignore[union-attr]
@@ -156,9 +160,7 @@ def test_a_forged_receipt_is_named_as_an_event_no_seal_covers(
 def test_a_ledger_line_whose_running_balance_is_edited_is_named(
     store: Store, attacker: Attacker
 ) -> None:
-    store.app.register_player("gus", "Gus")
-    for _ in range(3):
-        store.app.deposit("gus", "real", 1_000)
+    deposited(store, "gus", 3, 1_000)
     store.projector.catch_up()
     attacker.run(
         "UPDATE ledger_entries SET balance_after_cents = ? WHERE player_id = ? AND entry_id = ?",
