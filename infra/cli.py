@@ -176,6 +176,7 @@ def run_projector() -> None:
     import signal
     import threading
 
+    from infra.significant import Throttle
     from infra.workers import ProjectorWorker
 
     settings = settings_or_exit()
@@ -185,10 +186,13 @@ def run_projector() -> None:
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stopping.set())
     worker = ProjectorWorker(store)
+    # Its failures are significant events too, counted once a minute (rules.md 7).
+    worker.failures = Throttle(lambda kind, detail: store.app.record_significant(kind, detail))
     get_logger("casino.projections").info("projector_started", position=store.projector.position())
     worker.start()
     stopping.wait()
     worker.stop()
+    worker.failures.flush()
     store.close()
 
 

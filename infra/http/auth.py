@@ -25,15 +25,24 @@ def authenticate(request: Request) -> Principal:
     header = request.headers.get("authorization", "")
     scheme, _, key = header.partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
-        raise Problem(401, "unauthenticated", "send Authorization: Bearer <key>")
+        raise _refused(request, "no bearer key", "send Authorization: Bearer <key>")
     if len(key) > KEY_LENGTH_MAX:
-        raise Problem(401, "unauthenticated", "the API key is not known")
+        raise _refused(request, "key too long", "the API key is not known")
     keys: dict[str, str] = request.app.state.api_keys
     role = _lookup(keys, key.strip())
     if role is None:
-        raise Problem(401, "unauthenticated", "the API key is not known")
+        raise _refused(request, "unknown key", "the API key is not known")
     digest = hashlib.sha256(key.strip().encode()).hexdigest()[:24]
     return Principal(role=role, key_digest=digest)
+
+
+def _refused(request: Request, reason: str, detail: str) -> Problem:
+    """A refused authentication, counted as a significant event (infra/significant.py)."""
+    refusals = getattr(request.app.state, "refusals", None)
+    if refusals is not None:
+        where = f"{request.method} {request.url.path[:200]}"
+        refusals.note("authentication_refused", {"reason": reason, "last": where})
+    return Problem(401, "unauthenticated", detail)
 
 
 class Allow:
