@@ -32,6 +32,7 @@ from infra.secrets import (
     development_key,
     parse_key,
 )
+from infra.store.seal import parse_private_key
 
 ROLES = ("service", "operator", "auditor")
 DEV_KEYS = {"dev-service": "service", "dev-operator": "operator", "dev-auditor": "auditor"}
@@ -84,6 +85,15 @@ class Settings(BaseSettings):
     en_banque_bank_min: str = "100.00"
     en_banque_bank_max: str = "50000.00"
     table_commission_basis_points: int = Field(default=500, ge=0, le=5000)
+    # The seals' private key (infra/store/seal.py): base64 of its 32 raw bytes, or PEM.
+    seal_key: str = ""
+    # Checkpoints of the latest seal, outside the database (infra/witness.py).
+    witness: str = "var/witness.jsonl"
+    witness_seconds: float = Field(default=10.0, ge=0.1, le=3_600)
+    witness_events: int = Field(default=1_000, ge=1, le=1_000_000)
+    # PostgreSQL: the role that owns and migrates the schema; the service's own role
+    # (CASINO_DATABASE_URL) is then granted only insert and read on the log.
+    database_owner_url: str = ""
 
     @field_validator(
         "house_stake_min",
@@ -188,6 +198,20 @@ class Settings(BaseSettings):
             f"{DEV_KEY_FILE}{' (made now)' if made else ''}. Never run like this with real money."
         )
         return AesGcmBox(key), warning
+
+    @field_validator("seal_key")
+    @classmethod
+    def _seal_key(cls, text: str) -> str:
+        if text.strip():
+            parse_private_key(text)
+        return text
+
+    @field_validator("database_owner_url")
+    @classmethod
+    def _owner_url(cls, url: str) -> str:
+        if url and not url.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be postgresql://owner@host:port/db (PostgreSQL only)")
+        return url
 
     @field_validator("api_keys")
     @classmethod
