@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from infra.cli import app
+from infra.store.seal import new_private_key, private_key_text
 from infra.store.store import open_store
 from tests.conftest import POSTGRES_URL
 from tests.projections.test_projection_failure import POISON_CENTS, ledger_refusing_the_poison
@@ -137,6 +138,7 @@ def test_production_refuses_to_serve_without_a_key_to_seal_seeds(tmp_path: Path)
         "CASINO_DATABASE_URL": f"sqlite:///{path}",
         "CASINO_ENV": "production",
         "CASINO_API_KEYS": "service=k1,operator=k2,auditor=k3",
+        "CASINO_SEAL_KEY": private_key_text(new_private_key()),  # the log's key is there
     }
     result = CliRunner().invoke(app, ["serve"], env=env)
     assert result.exit_code == 2
