@@ -41,9 +41,13 @@ PERIODS = {"day": DAY, "week": 7 * DAY, "month": 30 * DAY}
 LIMIT_KINDS = ("deposit", "loss")
 RECORD_SPAN = PERIODS["month"]  # nothing older than the longest window is kept
 COOLING_OFF = DAY  # a raised (or removed) limit takes effect after this
-# Entries kept per record. Past it, the two oldest merge into one dated at the later
-# of them: the sum stays counted, a little longer than it needs, never shorter.
+# Entries kept per record. Past it, the oldest entries sharing a minute, else an hour,
+# else a day merge into one dated at the later of them: the sum stays counted, a little
+# longer than it needs (within that minute, hour or day), never shorter. Merging only
+# within one such span keeps an old amount from riding along with newer ones for ever.
 ENTRIES_MAX = 1_000
+# How much of a stored time names its minute, hour and day (the fixed form of `stamp`).
+MERGE_SPANS = (len("2026-12-01T12:00"), len("2026-12-01T12"), len("2026-12-01"))
 # A time-out lasts whole days, 24 hours to 6 weeks; a self-exclusion calendar months:
 # 6 months, 1, 2 or 5 years (rules.md 7).
 TIME_OUT = "time_out"
@@ -346,9 +350,23 @@ def _recent(entries: Entries, at: str, cents: int) -> None:
     del entries[:gone]
     if cents:
         entries += [at, cents]
-    while len(entries) > 2 * ENTRIES_MAX:
-        first, later, second = entries[1], entries[2], entries[3]
-        entries[:4] = [later, first + second]
+    for span in MERGE_SPANS:
+        _merge_within(entries, span)
+
+
+def _merge_within(entries: Entries, span: int) -> None:
+    """Merge neighbours whose times agree in their first `span` characters, oldest
+    first, until the record is within ENTRIES_MAX. A month holds 31 days at most, so
+    merging by the day always gets there."""
+    index = 0
+    while len(entries) > 2 * ENTRIES_MAX and index + 2 < len(entries):
+        if entries[index][:span] == entries[index + 2][:span]:
+            entries[index : index + 4] = [
+                entries[index + 2],
+                entries[index + 1] + entries[index + 3],
+            ]
+        else:
+            index += 2
 
 
 def _window_sum(entries: Entries, now: datetime.datetime, period: datetime.timedelta) -> int:

@@ -18,12 +18,13 @@ from domain.errors import (
     PlayerExcluded,
     UnknownPeriod,
 )
-from domain.protection import ENTRIES_MAX, add_months
+from domain.protection import ENTRIES_MAX, Activity, Protection, add_months
 from domain.settings import GameSettings
 from tests.domain.tables.test_steps import NOW, Clock
 
 DAY = datetime.timedelta(days=1)
 MICROSECOND = datetime.timedelta(microseconds=1)
+MINUTE = datetime.timedelta(minutes=1)
 PLAYER_WINS = ["10", "K", "3", "10", "10", "Q"]  # house baccarat: player 3, banker 0
 
 
@@ -196,6 +197,23 @@ def test_the_record_of_recent_amounts_is_bounded(app: CasinoApplication, clock: 
     clock.now = NOW + 31 * DAY
     app.deposit("pat", "real", 100)
     assert len(app.protection("pat").deposits) == 2  # type: ignore[union-attr]
+
+
+def test_a_full_record_still_forgets_what_is_older_than_its_window() -> None:
+    # Given a player who won 1,000.00 long ago, then lost 1.00 every 30 minutes for 40
+    # days: more entries than the record keeps in any 30 days.
+    protection = Protection("pat")
+    protection.set_limit("loss:month", 150_000, NOW)
+    protection.record(Activity("pat", settled={"big win": -100_000}), NOW)
+    now = NOW
+    for step in range(1, 48 * 40 + 1):
+        now = NOW + step * 30 * MINUTE
+        protection.record(Activity("pat", settled={f"round {step}": 100}), now)
+    # Then the month counts about its own 30 days of losses, not the win of 40 days ago.
+    used = protection.used_cents("loss:month", now)
+    assert 48 * 30 * 100 <= used <= 48 * 30 * 100 + 2 * 100  # an hour's merge at most
+    with pytest.raises(LossLimitExceeded):
+        protection.check(Activity("pat", stakes={"next": 10_000}), now)
 
 
 def test_an_exclusion_refuses_deposits_bets_and_seats_but_not_withdrawals(
