@@ -72,6 +72,7 @@ class Activity:
     settled: dict[str, int] = field(default_factory=dict)  # round id -> loss (a win < 0)
     # Exposure that is not a stake: a P2P dealer's hold, a bank put up (either mode).
     exposure: bool = False
+    banks: bool = False  # a bank put up (real money): refused once a loss limit is passed
     plays: bool = False  # a deposit, stake or sitting down in either mode
     where: str = ""  # what the player tried, for a refusal's detail
     unprotected: bool = False  # a wallet of theirs in the save says they have no protection
@@ -188,6 +189,10 @@ class Protection(Aggregate):
         staked = sum(activity.stakes.values())
         if staked:
             self._check_limits("loss", staked, now)
+        elif activity.banks:
+            # A bank is no stake, but once what they lost has passed a limit they may
+            # put up no other, so a bank takes them past it once at most.
+            self._check_limits("loss", 0, now)
 
     def record(self, activity: Activity, now: datetime.datetime) -> None:
         if activity.records:
@@ -205,12 +210,14 @@ class Protection(Aggregate):
             limit = self.limit_at(key, now)
             if limit is None:
                 continue
-            left = max(0, limit - self.used_cents(key, now))
-            if cents > left:
+            used = self.used_cents(key, now)
+            left = max(0, limit - used)
+            if cents > left or used > limit:  # the second: a bank put up
                 refusal = DepositLimitExceeded if kind == "deposit" else LossLimitExceeded
                 resets = self.resets_at(key, now)
+                what = format_cents(cents) if cents else "a bank"
                 raise refusal(
-                    f"{format_cents(cents)} would pass the {kind} limit per {period} of "
+                    f"{what} would pass the {kind} limit per {period} of "
                     f"{format_cents(limit)}: {format_cents(left)} left",
                     limit=format_cents(limit),
                     period=period,

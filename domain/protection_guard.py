@@ -78,6 +78,7 @@ def _read_wallet_event(
             _add(activity.stakes, pending.round_id, pending.amount_cents)
     elif topic == BANK_HELD and pending.round_id is None:
         activity.exposure, activity.where = True, "put up a bank"
+        activity.banks = activity.banks or real
     elif not real:
         return
     elif topic == HOLD_RELEASED:

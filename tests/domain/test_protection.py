@@ -371,6 +371,28 @@ def test_a_dealers_hold_and_a_bank_are_exposure_not_refused_by_a_loss_limit(
     assert protection.used_cents("loss:day", NOW) == 1_000 + 18  # and the 1.75% commission
 
 
+def test_a_banker_past_their_loss_limit_may_put_up_no_other_bank(app: CasinoApplication) -> None:
+    # Given Dan, who may lose 5.00 a day, banks at chemin de fer and loses a 20.00 bank.
+    app.register_player("dan", "Dan")
+    app.deposit("dan", "real", 500_000)
+    table = app.open_table("chemin_de_fer", "real").result
+    assert table is not None
+    app.sit_at_table(table.table_id, "dan", "1")
+    app.set_limits("dan", {"loss:day": 500})
+    app.sit_at_table(table.table_id, "pat", "2")
+    app.put_up_bank(table.table_id, "dan", 2_000)
+    coup = app.open_coup(table.table_id, PLAYER_WINS).result
+    assert coup is not None
+    app.call_banco(coup.round_id, "pat")
+    app.deal(coup.round_id)  # punto wins: the bank is lost and offered on
+    assert app.wallet("dan", "real").balance_cents == 500_000 - 2_000
+    # When he puts up another bank, then it is refused: one bank past the limit is as
+    # far as a banker's exposure may take him.
+    app.decline_bank(table.table_id, "pat")
+    error = refused(app, LossLimitExceeded, app.put_up_bank, table.table_id, "dan", 2_000)
+    assert (error.facts["period"], error.facts["remaining"]) == ("day", "0.00")
+
+
 def test_a_new_exclusion_after_one_is_over_keeps_the_old_one_as_past(
     app: CasinoApplication, clock: Clock
 ) -> None:
