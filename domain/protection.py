@@ -378,11 +378,12 @@ def _merge_within(entries: Entries, span: int) -> None:
 
 def _window_sum(entries: Entries, now: datetime.datetime, period: datetime.timedelta) -> int:
     """What the entries inside (now - period, now] add up to. Losses are stakes minus
-    returns (rules.md 7), so a win inside the window makes room for as much again."""
+    returns (rules.md 7), so a win inside the window makes room for as much again.
+    An entry dated after `now` counts too: another server's clock may run ahead."""
     # Stored times share one fixed form (`stamp`), so they compare as text: no parsing
     # of up to ENTRIES_MAX of them on every stake.
-    since, until = _iso(now - period), _iso(now)
-    return sum(cents for at, cents in _pairs(entries) if since < at <= until)
+    since = _iso(now - period)
+    return sum(cents for at, cents in _pairs(entries) if since < at)
 
 
 def _pairs(entries: Entries) -> Iterator[tuple[str, int]]:

@@ -25,6 +25,7 @@ from tests.domain.tables.test_steps import NOW, Clock
 DAY = datetime.timedelta(days=1)
 MICROSECOND = datetime.timedelta(microseconds=1)
 MINUTE = datetime.timedelta(minutes=1)
+SECOND = datetime.timedelta(seconds=1)
 PLAYER_WINS = ["10", "K", "3", "10", "10", "Q"]  # house baccarat: player 3, banker 0
 
 
@@ -214,6 +215,17 @@ def test_a_full_record_still_forgets_what_is_older_than_its_window() -> None:
     assert 48 * 30 * 100 <= used <= 48 * 30 * 100 + 2 * 100  # an hour's merge at most
     with pytest.raises(LossLimitExceeded):
         protection.check(Activity("pat", stakes={"next": 10_000}), now)
+
+
+def test_a_deposit_dated_by_a_clock_ahead_of_this_one_counts_at_once() -> None:
+    # Given a deposit recorded by a server whose clock runs a second ahead of this one.
+    protection = Protection("pat")
+    protection.set_limit("deposit:day", 10_000, NOW)
+    protection.record(Activity("pat", deposit_cents=10_000), NOW + SECOND)
+    # Then this server counts it too, and refuses a second deposit past the limit.
+    assert protection.used_cents("deposit:day", NOW) == 10_000
+    with pytest.raises(DepositLimitExceeded):
+        protection.check(Activity("pat", deposit_cents=1), NOW)
 
 
 def test_an_exclusion_refuses_deposits_bets_and_seats_but_not_withdrawals(
