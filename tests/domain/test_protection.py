@@ -333,6 +333,21 @@ def test_an_exclusion_ends_the_players_open_rounds_of_every_game_as_a_disconnect
     assert app.player("pat").blackjack_rounds == {}
 
 
+def test_an_excluded_player_cannot_deal_their_open_house_round(app: CasinoApplication) -> None:
+    # Given Pat bet on a house round, then took a time-out before it was dealt.
+    round_ = app.open_house_round("pat", "real", PLAYER_WINS).result
+    assert round_ is not None
+    app.place_bet(round_.round_id, "player", 10_000)
+    app.exclude("pat", "time_out", 2)
+    # When Pat deals it, then that is refused: the round waits for the idle timeout,
+    # which gives the stake back.
+    refused(app, PlayerExcluded, app.deal, round_.round_id)
+    idle_since = datetime.datetime.now(datetime.UTC)  # dated by its events' timestamps
+    assert app.end_idle_round(round_.round_id, idle_since).result
+    assert app.round(round_.round_id).status == "voided"
+    assert app.wallet("pat", "real").available_cents == 100_000
+
+
 def test_an_excluded_player_reconnecting_resumes_nothing(
     app: CasinoApplication, clock: Clock
 ) -> None:
