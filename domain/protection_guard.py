@@ -3,9 +3,9 @@
 It reads what the command is about to save off the wallets' and players' pending
 events, whatever the game or step that made them: deposits, stakes (a bet, a
 double, a split, insurance, a banco), a P2P dealer's hold, a bank put up, sitting
-down, dealing one's own house round. For each player who has a `Protection`, it refuses what an exclusion or a
-limit forbids, and records the rest there, in the same save. One place sees every
-stake, so no game's step can forget the check.
+down, dealing one's own house round. For each player who has a `Protection`, it
+refuses what an exclusion or a limit forbids, and records the rest there, in the
+same save. One place sees every stake, so no game's step can forget the check.
 """
 
 from __future__ import annotations
