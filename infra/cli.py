@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -84,7 +85,9 @@ def open_configured_store(settings: Settings, *, existing: bool = False) -> Stor
     except Exception as error:  # Whatever the driver raises: the store is not to be had.
         typer.echo(f"cannot open the store: {error}", err=True)
         raise typer.Exit(USAGE_ERROR) from None
-    store.projector_inside = settings.projector == "inside"
+    runs = settings.projector_runs
+    store.projector_inside = runs == "inside"
+    store.reads_wait_for_head = runs == "beside"
     return store
 
 
@@ -118,39 +121,104 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+WORKERS_MAX = 32  # server processes; beyond the cores they only contend
+
+
 @app.command()
 def serve(
     host: str = typer.Option("127.0.0.1", help="interface to listen on"),
     port: int = typer.Option(8000, help="TCP port"),
+    workers: int = typer.Option(
+        1, min=1, max=WORKERS_MAX, help="server processes sharing the port (PostgreSQL only)"
+    ),
 ) -> None:
     """Run the HTTP API on the configured store (embedded SQLite by default)."""
     import uvicorn
 
-    from infra.http.app import create_app
-
     settings = settings_or_exit()
     configure_logging(settings.log_level)
     log = get_logger("casino.serve")
+    if workers > 1 and not settings.on_postgres:
+        typer.echo(
+            "--workers above 1 needs PostgreSQL: an SQLite store is one file written by "
+            "one process; set CASINO_DATABASE_URL to a postgresql:// URL",
+            err=True,
+        )
+        raise typer.Exit(USAGE_ERROR)
     if settings.uses_dev_keys:
         log.warning(
             "dev_keys_in_use",
             detail="no CASINO_API_KEYS configured: anyone can use dev-service, dev-operator "
             "and dev-auditor. Never run like this with real money.",
         )
+    # One store opened here first, also with several workers: it makes or migrates
+    # the schema once, before the workers race to.
     store = open_configured_store(settings)
-    log.info("starting", store=settings.database_url.split("@")[-1], host=host, port=port)
-    # No log config of uvicorn's own: its lines go through ours, as JSON (infra/logs.py).
-    uvicorn.run(
-        create_app(store, settings), host=host, port=port, access_log=False, log_config=None
+    log.info(
+        "starting",
+        store=settings.database_url.split("@")[-1],
+        host=host,
+        port=port,
+        workers=workers,
+        projector=settings.projector_runs,
     )
+    beside = _projector_beside() if settings.projector_runs == "beside" else None
+    # The event loop and HTTP parser in C (uvloop, httptools); no log config of
+    # uvicorn's own: its lines go through ours, as JSON (infra/logs.py).
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "access_log": False,
+        "log_config": None,
+        "loop": "uvloop",
+        "http": "httptools",
+    }
+    try:
+        if workers == 1:
+            from infra.http.app import create_app
+
+            uvicorn.run(create_app(store, settings), **options)
+        else:
+            store.close()
+            uvicorn.run("infra.cli:served_app", factory=True, workers=workers, **options)
+    finally:
+        if beside is not None:
+            beside.terminate()
+            beside.wait(timeout=30)
+
+
+def served_app() -> Any:
+    """The app of one of several server processes (`serve --workers`), each with its
+    own store and connections."""
+    from infra.http.app import create_app
+
+    settings = settings_or_exit()
+    configure_logging(settings.log_level)
+    return create_app(open_configured_store(settings), settings)
+
+
+def _projector_beside() -> subprocess.Popen[bytes]:
+    """`casino projections run` in a process of its own, ended with the server (the
+    kernel ends it even when the server is killed, so none is left behind)."""
+    command = [sys.executable, "-m", "infra.cli", "projections", "run"]
+    return subprocess.Popen(command, preexec_fn=_end_with_parent)
+
+
+def _end_with_parent() -> None:
+    import ctypes
+    import signal
+
+    PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 @projections_app.command("run")
 def run_projector() -> None:
     """Keep the read models up with the event log until stopped (SIGTERM or Ctrl-C).
 
-    For production beside `casino serve` started with CASINO_PROJECTOR=separate; any
-    number may run, the read models' lock lets one write at a time.
+    `casino serve` on PostgreSQL starts one beside itself (CASINO_PROJECTOR=auto); with
+    CASINO_PROJECTOR=separate, the operator runs it. Any number may run, the read
+    models' lock lets one write at a time.
     """
     import signal
     import threading
@@ -163,7 +231,7 @@ def run_projector() -> None:
     stopping = threading.Event()
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stopping.set())
-    worker = ProjectorWorker(store)
+    worker = ProjectorWorker(store, settings.projector_debounce_ms / 1000)
     get_logger("casino.projections").info("projector_started", position=store.projector.position())
     worker.start()
     stopping.wait()

@@ -15,6 +15,7 @@ from projections import interrupted_rounds, open_rounds, pending_choices
 log = get_logger("casino.worker")
 SQLITE_POLL_SECONDS = 0.1
 PROJECTOR_WAKE_SECONDS_MAX = 1.0  # Even without a notification, look again this often.
+DEBOUNCE_SECONDS = 0.005  # CASINO_PROJECTOR_DEBOUNCE_MS's default
 LAG_LOG_SECONDS = 10.0
 LAG_WARN_EVENTS = 10_000
 IDLE_CHECK_SECONDS_MAX = 30.0
@@ -96,9 +97,10 @@ class ProjectorWorker(PeriodicWorker):
 
     name = "projector"
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, debounce_seconds: float = DEBOUNCE_SECONDS) -> None:
         self.projector = store.projector
         self.signal = new_event_signal(store)
+        self.debounce_seconds = debounce_seconds
         self._last_log = 0.0
         self._last_beat = 0.0
         self._applied_since_log = 0
@@ -109,7 +111,11 @@ class ProjectorWorker(PeriodicWorker):
         self._applied_since_log += self.projector.catch_up()
         self._beat()
         self._log_lag()
-        self.signal.wait(PROJECTOR_WAKE_SECONDS_MAX)
+        if self.signal.wait(PROJECTOR_WAKE_SECONDS_MAX) and self.debounce_seconds:
+            # Woken by a commit: let the commits right behind it land too, so a burst
+            # costs one catch-up, not one per command.
+            time.sleep(self.debounce_seconds)
+            self.signal.drain()
 
     def _beat(self) -> None:
         now = time.monotonic()

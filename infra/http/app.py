@@ -13,10 +13,12 @@ from starlette.exceptions import HTTPException
 
 from domain.errors import DomainError
 from infra.config import Settings
+from infra.http.auth import key_digests
 from infra.http.contract import document
 from infra.http.docs import add_docs
 from infra.http.middleware import BodySizeLimit, RequestLog
 from infra.http.problems import FIELD_CODES, Problem, from_domain, from_problem, problem_response
+from infra.http.responses import FastJSONResponse
 from infra.http.routes import (
     audit_pages,
     events,
@@ -54,7 +56,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         started: list[PeriodicWorker] = []
         if background and store.projector_inside:
-            started.append(ProjectorWorker(store))
+            started.append(ProjectorWorker(store, settings.projector_debounce_ms / 1000))
         if background:
             started.append(IdleRoundWorker(store, settings.idle_timeout_seconds))
             started.append(AbandonedRoundWorker(store, settings.resume_window_seconds))
@@ -73,6 +75,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
         version="1.0.0",
         description="Event-sourced wallets, ledgers and game rounds. Amounts are decimal strings.",
         lifespan=lifespan,
+        default_response_class=FastJSONResponse,
         docs_url=None,  # served offline by add_docs
         redoc_url=None,
     )
@@ -82,6 +85,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.state.metrics = metrics
     api.state.workers = workers  # what readiness looks at
     api.state.api_keys = settings.keys()
+    api.state.key_digests = key_digests(settings.keys())
     api.include_router(players.router)
     api.include_router(rounds.router)
     api.include_router(p2p.router)
