@@ -16,7 +16,7 @@ from pathlib import Path
 
 import psycopg
 
-from domain.seam import Receipt
+from domain.outcome import Receipt
 from infra.store.store import Store, open_store
 
 POSTGRES_URL = os.environ.get(

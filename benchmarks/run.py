@@ -8,6 +8,7 @@ from benchmarks import (
     bench_baccarat_engine,
     bench_blackjack_rounds,
     bench_blackjack_sim,
+    bench_group_commit,
     bench_load,
     bench_projections,
     bench_rounds,
@@ -25,6 +26,10 @@ def section(title: str, figures: dict[str, float]) -> None:
 def main() -> None:
     started = time.perf_counter()
     section("wallets: deposits through the application vs raw PostgreSQL", bench_wallets.run())
+    section(
+        "group commit: deposits from 16 threads on PostgreSQL, with and without",
+        bench_group_commit.run(),
+    )
     section("baccarat: pure engine and exact odds", bench_baccarat_engine.run())
     section("baccarat rounds: house and P2P, application and HTTP", bench_rounds.run())
     section(

@@ -17,18 +17,35 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+from typing import (
+    Any,
+    ClassVar,
+    Concatenate,
+    Generic,
+    ParamSpec,
+    TypeVar,
+    cast,
+    overload,
+)
 from uuid import UUID
 
-from eventsourcing.application import Application, Repository
+from eventsourcing.application import Application, ProcessingEvent, Repository
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, InterfaceError, OperationalError
+from eventsourcing.persistence import (
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    StoredEvent,
+)
 from eventsourcing.utils import EnvType
 
 from domain.errors import ConcurrencyExhausted, DomainError, IdempotencyKeyReused
+from domain.group_commit import GroupCommit, GroupCommitSettings, insert_of
 from domain.ids import receipt_uuid
+from domain.outcome import CommandObserver, Outcome, Receipt, Unobserved
 from domain.player import Player
 from domain.receipt import CommandReceipt
 from domain.unit import Unit
@@ -44,59 +61,19 @@ BACK_OFF_SECONDS_FIRST = 0.001
 BACK_OFF_SECONDS_MAX = 0.1
 
 
-class CommandObserver(Protocol):
-    """Told what the seam does, for metrics; infra passes one in (`CommandSeam.observe`),
-    so the domain counts nothing itself and imports no metrics library."""
-
-    def finished(self, command: str, outcome: str) -> None:
-        """A command ended: `applied`, `replayed`, `refused` (a domain error),
-        `exhausted` (lost every optimistic-concurrency race) or `failed`."""
-        ...
-
-    def retried(self, command: str, reason: str) -> None:
-        """A command runs again: `conflict` (another command saved first), `stale`
-        (it decided on a cached aggregate that had moved on) or `connection`."""
-        ...
-
-    def saved(self, events: int) -> None:
-        """One atomic save wrote this many events (the receipt included)."""
-        ...
-
-    def snapshot_failed(self) -> None: ...
-
-
-class _Unobserved:
-    def finished(self, command: str, outcome: str) -> None:
-        pass
-
-    def retried(self, command: str, reason: str) -> None:
-        pass
-
-    def saved(self, events: int) -> None:
-        pass
-
-    def snapshot_failed(self) -> None:
-        pass
+@dataclass(frozen=True)
+class _Save:
+    processing: ProcessingEvent[UUID]
+    stored: list[StoredEvent]
 
 
 @dataclass(frozen=True)
-class Receipt(Generic[T]):
-    """An idempotent request: its scoped key, the fingerprint of its body, and how to
-    turn the command's result into the answer's body to remember."""
-
-    key: str
-    fingerprint: str
-    render: Callable[[T], dict[str, Any]]
+class _Pause:
+    seconds: float
 
 
-@dataclass(frozen=True)
-class Outcome(Generic[T]):
-    result: T | None  # None when the answer was replayed from an earlier receipt
-    answer: dict[str, Any] | None  # the body the receipt remembers, if there is one
-    replayed: bool
-    # The log position that includes the command: a read that waits for it sees the
-    # command's effects (for a replay, the log's head then, which is later still).
-    position: int = 0
+# A command's attempts: they yield saves (sent back their notification ids) and pauses.
+_Steps = Generator[_Save | _Pause, list[int] | None, Outcome[T]]
 
 
 class CommandSeam(Application[UUID]):
@@ -111,11 +88,12 @@ class CommandSeam(Application[UUID]):
         super().__init__(env)
         self._sleep = sleep or time.sleep  # Between retries; tests may pass one that does not.
         self.snapshot_failures = 0
-        self.observer: CommandObserver = _Unobserved()
+        self.observer: CommandObserver = Unobserved()
         # Queries must see what other processes saved, so they read the store itself.
         # Commands use the cached repository: a stale cached aggregate fails the
         # optimistic-concurrency check, is forgotten, and reloaded.
         self.fresh = Repository(event_store=self.events, snapshot_store=self.snapshots)
+        self._committer: GroupCommit | None = None
 
     def observe(self, observer: CommandObserver) -> None:
         """Tell `observer` of every command's outcome, retry and save from now on."""
@@ -125,14 +103,49 @@ class CommandSeam(Application[UUID]):
         """A unit for queries: it reads the store, never the commands' cache."""
         return Unit(self.fresh)
 
+    def enable_group_commit(self, settings: GroupCommitSettings) -> None:
+        """Gather concurrent commands' saves into shared transactions from now on."""
+        if self._committer is None:
+            self._committer = GroupCommit(insert_of(self.recorder), settings)
+
+    @property
+    def group_commit(self) -> GroupCommit | None:
+        return self._committer
+
+    def close(self) -> None:
+        if self._committer is not None:
+            self._committer.close()
+            self._committer = None
+        super().close()
+
     def run(
         self,
         command: Callable[[Unit], T],
         receipt: Receipt[T] | None = None,
         name: str = "command",
     ) -> Outcome[T]:
+        """Run a command to its end in this thread."""
+        steps = self._observed(self._attempts(command, receipt, name), name)
         try:
-            outcome = self._run(command, receipt, name)
+            step = next(steps)
+            while True:
+                if isinstance(step, _Pause):
+                    self._sleep(step.seconds)
+                    step = steps.send(None)
+                    continue
+                try:
+                    ids = self._store(step).result()
+                except Exception as error:
+                    step = steps.throw(error)
+                else:
+                    step = steps.send(ids)
+        except StopIteration as done:
+            return cast(Outcome[T], done.value)
+
+    def _observed(self, steps: _Steps[T], name: str) -> _Steps[T]:
+        """The command's steps, its outcome told to the observer."""
+        try:
+            outcome = yield from steps
         except ConcurrencyExhausted:
             self.observer.finished(name, "exhausted")
             raise
@@ -145,9 +158,12 @@ class CommandSeam(Application[UUID]):
         self.observer.finished(name, "replayed" if outcome.replayed else "applied")
         return outcome
 
-    def _run(
+    def _attempts(
         self, command: Callable[[Unit], T], receipt: Receipt[T] | None, name: str
-    ) -> Outcome[T]:
+    ) -> _Steps[T]:
+        """Each attempt of the command: decide, then yield its save and receive its
+        notification ids (or the store's error); between attempts, yield a pause. The
+        driver (`run`) does the waiting, so the rules stay free of how it waits."""
         reason = "stale"  # why the attempt after this one runs, should there be one
         for attempt in range(ATTEMPTS_MAX):
             if attempt:
@@ -175,27 +191,61 @@ class CommandSeam(Application[UUID]):
             # A decision taken on an aggregate only read: the save will not check that one.
             if self._forget_stale(unit, [a for a in aggregates if not a.pending_events]):
                 continue
+            save = self._prepared(aggregates)
             try:
-                recordings = self.save(*aggregates)
+                ids = yield save
             except IntegrityError:
                 # Another command saved first: start again from fresh state.
                 reason = "conflict"
                 self._forget(aggregates)
-                self._back_off(attempt)
+                yield _Pause(self._back_off_seconds(attempt))
+                continue
             except (OperationalError, InterfaceError):
                 reason = "connection"
                 self._forget(aggregates)
                 if receipt is None:
                     raise  # Without a receipt we cannot tell whether the save landed.
-                self._back_off(attempt)  # The receipt tells next time round whether it landed.
-            else:
-                self.observer.saved(len(recordings))
-                position = max((r.notification.id for r in recordings), default=0)
-                return Outcome(result=result, answer=answer, replayed=False, position=position)
+                # The receipt tells next time round whether it landed.
+                yield _Pause(self._back_off_seconds(attempt))
+                continue
+            assert ids is not None
+            self._take_snapshots(save.processing)
+            self.observer.saved(len(ids))
+            return Outcome(
+                result=result, answer=answer, replayed=False, position=max(ids, default=0)
+            )
         raise ConcurrencyExhausted(
             "the command kept conflicting with concurrent commands; nothing was applied, "
             "retry it with the same Idempotency-Key"
         )
+
+    def _prepared(self, aggregates: list[Aggregate]) -> _Save:
+        """The aggregates' new events, stored as the store will keep them (mapped in the
+        command's own thread, not the committer's)."""
+        processing: ProcessingEvent[UUID] = ProcessingEvent()
+        processing.collect_events(*aggregates)
+        stored = [self.mapper.to_stored_event(event) for event in processing.events]
+        return _Save(processing, stored)
+
+    def _store(self, save: _Save) -> Future[list[int]]:
+        """Insert a save's events: through the group commit when it is on, else now."""
+        if self._committer is not None:
+            return self._committer.save(save.stored, lambda: self._cache(save.processing))
+        done: Future[list[int]] = Future()
+        try:
+            ids = list(self.recorder.insert_events(save.stored) or [])
+        except Exception as error:
+            done.set_exception(error)
+        else:
+            self._cache(save.processing)
+            done.set_result(ids)
+        return done
+
+    def _cache(self, processing: ProcessingEvent[UUID]) -> None:
+        """Saved aggregates into the commands' cache, as the library's own save does."""
+        if self.repository.cache is not None and not self.repository.fastforward:
+            for aggregate_id, aggregate in processing.aggregates.items():
+                self.repository.cache.put(aggregate_id, aggregate)
 
     def _forget_stale(self, unit: Unit, aggregates: list[Aggregate]) -> bool:
         """Forget those of the aggregates the unit loaded whose stored stream has moved
@@ -235,10 +285,10 @@ class CommandSeam(Application[UUID]):
             )
         return stored.answer
 
-    def _back_off(self, attempt: int) -> None:
+    def _back_off_seconds(self, attempt: int) -> float:
         # Exponential, with full jitter so that racing commands do not collide again in step.
         ceiling = min(BACK_OFF_SECONDS_MAX, BACK_OFF_SECONDS_FIRST * 2**attempt)
-        self._sleep(random.uniform(0, ceiling))
+        return random.uniform(0, ceiling)
 
     def _take_snapshots(self, processing_event: Any) -> None:
         # Snapshots only speed up loading. Failing to write one must not make a

@@ -81,6 +81,7 @@ def open_configured_store(settings: Settings, *, existing: bool = False) -> Stor
             postgres_schema=settings.postgres_schema,
             pool_size=settings.db_pool_size,
             games=settings.games(),
+            group_commit=settings.group_commit(),
         )
     except Exception as error:  # Whatever the driver raises: the store is not to be had.
         typer.echo(f"cannot open the store: {error}", err=True)

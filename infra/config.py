@@ -12,6 +12,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from domain.errors import InvalidAmount
+from domain.group_commit import GroupCommitSettings
 from domain.money import parse_amount
 from domain.settings import (
     BlackjackHall,
@@ -56,6 +57,10 @@ class Settings(BaseSettings):
     # A wake-up waits this long for more commits, so a burst is projected in one batch.
     projector_debounce_ms: int = Field(default=5, ge=0, le=1000)
     read_wait_seconds: float = Field(default=5.0, gt=0, le=60)
+    # Group commit (domain/group_commit.py): how long the committer lingers for more
+    # saves after a shared transaction, and how many saves one transaction takes.
+    group_commit_wait_ms: float = Field(default=2.0, ge=0, le=50)
+    group_commit_max: int = Field(default=64, ge=1, le=1000)
     house_decks: int = Field(default=8, ge=1, le=8)
     house_tie_pays: int = Field(default=8, ge=1, le=100)
     house_stake_min: str = "1.00"
@@ -98,6 +103,9 @@ class Settings(BaseSettings):
     def _halls(cls, text: str) -> str:
         _parse_halls(text)
         return text
+
+    def group_commit(self) -> GroupCommitSettings:
+        return GroupCommitSettings(self.group_commit_wait_ms / 1000, self.group_commit_max)
 
     def games(self) -> GameSettings:
         house = HouseBaccarat(

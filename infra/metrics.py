@@ -11,6 +11,8 @@ the app's own, not the library's global one, so that two apps in one process
 - The read models, read from the store at each scrape: the log's head, the
   position the read models include, the lag between them, and the projector's
   heartbeat.
+- Group commit, read from the committer at each scrape: transactions, saves,
+  in-batch conflicts and one-by-one fallbacks.
 - Workers: each tick, failure and action (idle rounds ended, abandoned rounds
   finished), and the time of each one's last tick.
 """
@@ -21,7 +23,7 @@ import time
 from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from infra.logs import get_logger
@@ -74,6 +76,7 @@ class Metrics:
             ["worker"], registry=r,
         )  # fmt: skip
         r.register(ProjectionCollector(store))
+        r.register(GroupCommitCollector(store))
         # Seal and witness state (CASINO_SEAL_KEY, CASINO_WITNESS) join here once the
         # sealed ledger lands: a Collector of its own, registered like the one above.
 
@@ -139,6 +142,29 @@ class ProjectionCollector(Collector):
                 "casino_projector_heartbeat_timestamp_seconds",
                 "When a projector last said it runs (the separate one included)", beat,
             )  # fmt: skip
+
+
+class GroupCommitCollector(Collector):
+    """What the group committer did (domain/group_commit.py: BatchCounts), read at each
+    scrape: transactions against saves shows how many commands share one."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def collect(self) -> Iterator[Metric]:
+        committer = self.store.app.group_commit
+        if committer is None:
+            return
+        counts = committer.counts
+        for name, documentation, value in (
+            ("transactions", "Transactions the group committer wrote", counts.transactions),
+            ("saves", "Command saves the group committer wrote", counts.saves),
+            ("conflicts_in_batch", "Saves refused for a batch-mate's change to the same "
+             "aggregate (their commands ran again)", counts.conflicts_in_batch),
+            ("fallbacks", "Batches written one save at a time after a conflict",
+             counts.fallbacks),
+        ):  # fmt: skip
+            yield CounterMetricFamily(f"casino_group_commit_{name}", documentation, value=value)
 
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:

@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from fastapi import Depends, Request
 
-from domain.seam import Outcome, Receipt
+from domain.outcome import Outcome, Receipt
 from infra.http.auth import COMMAND, OPERATOR, Principal
 from infra.http.problems import Problem
 from infra.http.responses import FastJSONResponse

@@ -14,6 +14,7 @@ from uuid import UUID
 from eventsourcing.persistence import Notification
 
 from domain.application import CasinoApplication
+from domain.group_commit import GroupCommitSettings
 from domain.settings import GameSettings
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.schema import (
@@ -26,6 +27,7 @@ from projections.base import POSITION_MAX, Cursor, Database
 from projections.runner import Projector
 
 AGGREGATE_CACHE_SIZE = 10_000
+DEFAULT_GROUP_COMMIT = GroupCommitSettings()
 # The library retries a lost connection up to ten times; keep each try short.
 POSTGRES_TIMEOUT_SECONDS = 5
 
@@ -55,7 +57,10 @@ def open_store(
     postgres_schema: str = "public",
     pool_size: int = 5,
     games: GameSettings | None = None,
+    group_commit: GroupCommitSettings | None = DEFAULT_GROUP_COMMIT,
 ) -> Store:
+    """The store at `url`, its schema made; concurrent commands' saves share
+    transactions unless `group_commit` is None."""
     database: Database
     if url.startswith("sqlite:///"):
         database, env = _sqlite(url.removeprefix("sqlite:///"))
@@ -69,6 +74,8 @@ def open_store(
         AGGREGATE_CACHE_FASTFORWARD="false",
     )
     app = CasinoApplication(env=env, games=games)
+    if group_commit is not None:
+        app.enable_group_commit(group_commit)
     # On SQLite the events share the read models' file: the projector reads them in its
     # own transaction. Through the recorder's pool it could wait for a connection held
     # by a command that waits for the write lock the projector holds.

@@ -20,7 +20,7 @@ from domain.errors import (
     NoPreviousBets,
     UnknownRound,
 )
-from domain.seam import Receipt
+from domain.outcome import Receipt
 from domain.settings import GameSettings
 from domain.wallet import load_wallet
 

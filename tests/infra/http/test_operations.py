@@ -57,6 +57,8 @@ def test_requests_commands_saves_and_the_log_are_counted(api: Api, store: Store)
     assert sample(samples, "casino_commands_total", command="withdraw", outcome="refused") == 1
     head = store.projector.head()
     assert sample(samples, "casino_saves_total") == 3  # register, two deposits
+    assert sample(samples, "casino_group_commit_saves_total") == 3
+    assert 1 <= sample(samples, "casino_group_commit_transactions_total") <= 3
     assert sample(samples, "casino_events_written_total") == head
     assert sample(samples, "casino_projection_head") == head
     assert sample(samples, "casino_projection_position") == head  # the ledger read caught up
@@ -81,7 +83,7 @@ def test_a_command_that_loses_every_race_is_counted_exhausted(
     def conflicting(*_: Any, **__: Any) -> Any:
         raise IntegrityError("another command saved first")
 
-    monkeypatch.setattr(store.app, "save", conflicting)
+    monkeypatch.setattr(store.app.recorder, "insert_events", conflicting)
     monkeypatch.setattr(store.app, "_sleep", lambda _: None)
     answer = api.post("/v1/players/alice/deposits", {"mode": "real", "amount": "1.00"})
     assert (answer.status_code, answer.json()["code"]) == (503, "concurrent_update")

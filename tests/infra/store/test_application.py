@@ -14,7 +14,7 @@ from domain.errors import (
     PlayerExists,
     UnknownPlayer,
 )
-from domain.seam import Receipt
+from domain.outcome import Receipt
 from infra.store.store import Store
 from projections import balances
 from tests.conftest import StoreFactory, every_store_event

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import OperationalError
 
-from domain.seam import Receipt
+from domain.outcome import Receipt
 from domain.wallet import load_wallet
 from infra.store.store import Store
 

@@ -25,7 +25,7 @@ from hypothesis.stateful import (
 
 from domain.errors import InsufficientFunds
 from domain.ids import wallet_uuid
-from domain.seam import Receipt
+from domain.outcome import Receipt
 from domain.wallet import CASINO_BANK, Wallet, load_wallet
 from projections import balances
 from tests.conftest import StoreFactory
