@@ -80,8 +80,8 @@ def test_every_read_of_a_served_store_includes_the_commands_answered_before_it(
     postgres = stores.backend == "postgres"
     options = ("--workers", "2") if postgres else ()
     with serving(stores, *options) as (base, server), httpx.Client(base_url=base) as client:
-        # When a player is registered and deposits, and the wallet is read at once
-        # (no min_position: the read need not know where the deposit landed)
+        # When a player is registered and deposits, and the ledger (a read model) is
+        # read at once (no min_position: the read need not know where the deposit landed)
         for n, (path, body) in enumerate(
             (
                 ("/v1/players", {"player_id": "alice", "display_name": "Alice"}),
@@ -91,10 +91,10 @@ def test_every_read_of_a_served_store_includes_the_commands_answered_before_it(
             answer = client.post(path, json=body, headers={**SERVICE, "Idempotency-Key": f"k{n}"})
             assert answer.status_code == 201, answer.text
         for _ in range(5):  # each read may reach either server process
-            wallet = client.get("/v1/players/alice/wallets/real", headers=SERVICE)
+            ledger = client.get("/v1/players/alice/ledger?mode=real", headers=SERVICE)
             # Then it shows the deposit
-            assert wallet.status_code == 200, wallet.text
-            assert wallet.json()["balance"] == "12.50"
+            assert ledger.status_code == 200, ledger.text
+            assert [entry["amount"] for entry in ledger.json()["entries"]] == ["12.50"]
         health = client.get("/v1/health").json()
         assert health["projections"]["runs"] == ("separate" if postgres else "inside")
         projectors = [
