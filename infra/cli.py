@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import Progress
+from rich.progress import MofNCompleteColumn, Progress, ProgressColumn, Task
+from rich.text import Text
 
 from infra.cli_rules import rules_app
 from infra.config import ConfigError, Settings, load_settings
@@ -253,7 +254,7 @@ def rebuild(
 
     store = open_configured_store(settings_or_exit(), existing=check)
     try:
-        with _progress("rebuilding aside", store.projector.head()) as advance:
+        with _progress("rebuilding aside", store.projector.head(), quiet=as_json) as advance:
             comparison = rebuild_read_models(store, advance, replace=not check)
     finally:
         store.close()
@@ -281,11 +282,24 @@ def rebuild(
 
 
 @contextmanager
-def _progress(description: str, total: int) -> Iterator[Callable[[int], None]]:
-    """A progress bar on a terminal's stderr; nothing when output is not a terminal."""
-    with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+def _progress(
+    description: str, total: int, *, quiet: bool = False
+) -> Iterator[Callable[[int], None]]:
+    """A progress bar on a terminal's stderr (events done, rate, time left); nothing
+    when output is not a terminal, or `quiet` (--json: a script reads the output)."""
+    columns = (*Progress.get_default_columns(), MofNCompleteColumn(), EventRate())
+    disabled = quiet or not sys.stderr.isatty()
+    with Progress(*columns, transient=True, disable=disabled) as progress:
         task = progress.add_task(description, total=total)
         yield lambda done: progress.advance(task, done)
+
+
+class EventRate(ProgressColumn):
+    """Events per second, as the task has gone so far."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.0f} events/s", style="progress.data.speed")
 
 
 @audit_app.command("verify")
@@ -306,10 +320,10 @@ def audit_verify(
         typer.echo(str(error), err=True)
         raise typer.Exit(USAGE_ERROR) from None
     store = open_configured_store(settings_or_exit(), existing=True)
-    total = store.projector.head()
-    with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
-        task = progress.add_task("verifying events", total=total)
-        report = verify(store, round_id, lambda batch: progress.advance(task, batch), anchors)
+    # The log is read twice: once checked, once rebuilt aside and compared.
+    total = store.projector.head() * (1 if round_id else 2)
+    with _progress("verifying events", total, quiet=as_json) as advance:
+        report = verify(store, round_id, advance, anchors)
     store.close()
     head = f"{report.head_position}:{report.head_link}"
     if as_json:
