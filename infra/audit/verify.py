@@ -35,6 +35,7 @@ from domain.receipt import CommandReceipt
 from domain.rounds import WalletEntry
 from domain.tables import coup as coup_topics
 from domain.tables.audit import verify_coup
+from infra.audit.bank_check import BankCheck
 from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
 from infra.audit.rebuild import compare_with_rebuild
 from infra.store import chain as event_chain
@@ -103,6 +104,7 @@ def verify(
     versions = _Versions()
     books = _Books()
     rounds = _Rounds(round_id, versions, books)
+    banks = BankCheck()
     unreadable = Problems("unreadable events")
     for position, notification, row in side_by_side(
         notifications(store, progress, up_to), chain_rows(store, up_to)
@@ -122,6 +124,7 @@ def verify(
             )
             continue
         books.add(position, event)
+        banks.add(event)
         rounds.add(position, event)
         if notification.topic in ONE_EVENT_AGGREGATES:
             versions.forget(event.originator_id)
@@ -132,6 +135,7 @@ def verify(
         + versions.problems.all()
         + unreadable.all()
         + books.finish(store, up_to)
+        + banks.finish()
         + rounds.problems.all()
     )
     if round_id is not None and rounds.checked == 0:
