@@ -94,6 +94,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.include_router(health.router)
     api.include_router(round_index.router)
     api.include_router(audit_pages.router)
+    audit_pages.assets()  # read now, not in the event loop by the first page asked for
     api.include_router(events.router)
     add_docs(api)
     _add_error_handlers(api)
