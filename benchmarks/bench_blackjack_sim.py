@@ -107,23 +107,25 @@ def _awaits_dealer(cards: list[str], split: bool) -> bool:
     return not decided
 
 
-def play_round(shoe: list[str]) -> int:
-    """Net cents for the player in one round dealt from an already shuffled shoe."""
+def play_round(shoe: list[str]) -> tuple[int, int]:
+    """(net cents for the player, cents staked, doubles and splits included) in one round
+    dealt from an already shuffled shoe."""
     player = [shoe[index] for index in _PLAYER_INDEXES]
     dealer = [shoe[index] for index in _DEALER_INDEXES]
     draw = iter(shoe[len(_DEAL) :])
     # A ten up with a blackjack behind it ends the round; a player blackjack stands.
     dealer_checked = is_ten_valued(dealer[0]) and is_blackjack(dealer, split=False)
     if dealer_checked or is_blackjack(player, split=False):
-        return settle_hand(player, STAKE_CENTS, split=False, dealer_cards=dealer)
+        return settle_hand(player, STAKE_CENTS, split=False, dealer_cards=dealer), STAKE_CENTS
     hands = _play_box(player, _column(dealer[0]), draw)
     if any(_awaits_dealer(cards, split) for cards, split, _ in hands):
         while dealer_needs_card(dealer):
             dealer.append(next(draw))
-    return sum(
+    net = sum(
         settle_hand(cards, STAKE_CENTS * multiplier, split=split, dealer_cards=dealer)
         for cards, split, multiplier in hands
     )
+    return net, sum(STAKE_CENTS * multiplier for _, _, multiplier in hands)
 
 
 def _play_box(
@@ -140,15 +142,20 @@ def run(rounds: int, seed: int = SEED_DEFAULT) -> dict[str, float]:
     assert rounds > 1
     rng = random.Random(seed)
     shoe = list(SHOE)
-    net_sum = net_square_sum = 0
+    net_sum = net_square_sum = staked_sum = 0
     started = time.perf_counter()
     for _ in range(rounds):
         rng.shuffle(shoe)
-        net = play_round(shoe)
+        net, staked = play_round(shoe)
         net_sum += net
         net_square_sum += net * net
+        staked_sum += staked
     seconds = time.perf_counter() - started
-    return _summary(rounds, net_sum, net_square_sum, seconds)
+    summary = _summary(rounds, net_sum, net_square_sum, seconds)
+    # Return to player per unit of everything staked (the RTP report's basis): the
+    # theoretical figure of domain/rtp.py.
+    summary["return_to_player"] = 1 + net_sum / staked_sum
+    return summary
 
 
 def _summary(rounds: int, net_sum: int, net_square_sum: int, seconds: float) -> dict[str, float]:
@@ -177,6 +184,8 @@ def main() -> None:
         f"rounds: {result['rounds']:,.0f}\n"
         f"house edge: {result['house_edge']:.4%} per unit staked "
         f"(95% CI {result['ci95_low']:.4%} to {result['ci95_high']:.4%})\n"
+        f"return to player: {result['return_to_player']:.4%} of all staked "
+        f"(doubles and splits included)\n"
         f"standard deviation per round: {result['standard_deviation']:.4f} units\n"
         f"time: {result['seconds']:.1f} s, {result['rounds_per_second']:,.0f} rounds/s"
     )

@@ -4,7 +4,7 @@ Every command exits 0 when all holds, 1 on a discrepancy (`audit verify`,
 `projections rebuild --check`) and 2 on a usage or configuration error: a bad
 option or setting, a store that cannot be opened, and, for the commands that
 only read (`audit verify`, `audit replay`, `audit export`, `projections rebuild
---check`), a store that does not exist - they never create one.
+--check`, `reports`), a store that does not exist - they never create one.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import typer
 from rich.progress import MofNCompleteColumn, Progress, ProgressColumn, Task
 from rich.text import Text
 
+from infra.cli_reports import reports_app
 from infra.cli_rules import rules_app
 from infra.config import ConfigError, Settings, load_settings
 from infra.logs import configure_logging, get_logger
@@ -36,6 +37,7 @@ app.add_typer(projections_app, name="projections")
 audit_app = typer.Typer(rich_markup_mode="markdown", help="Verify and replay what the store holds.")
 app.add_typer(audit_app, name="audit")
 app.add_typer(rules_app, name="rules")
+app.add_typer(reports_app, name="reports")
 
 
 USAGE_ERROR = 2

@@ -20,6 +20,7 @@ from projections import (
     ledger,
     open_rounds,
     pending_choices,
+    revenue,
     round_index,
     round_trail,
 )
@@ -32,7 +33,8 @@ from projections.base import Cursor, Database, View
 # @4: coups at multi-player tables: who plays in them, and the choices they owe.
 # @5: the round index (every round with its players and roles).
 # @6: a banco's caller is among a coup's players, its banker among those of it open.
-NAME = "read_models@6"
+# @7: revenue and return to player per day (projections/revenue.py).
+NAME = "read_models@7"
 BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (
@@ -55,6 +57,7 @@ READ_MODELS = (
     interrupted_rounds,
     pending_choices,
     round_index,
+    revenue,
 )
 # The tables a rebuild empties, each with its primary key.
 TABLES: dict[str, tuple[str, ...]] = {
@@ -194,6 +197,7 @@ class Projector:
             interrupted_rounds.InterruptedRounds(),
             pending_choices.PendingChoices(),
             round_index.RoundIndex(),
+            revenue.Revenue(),
         ]
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:

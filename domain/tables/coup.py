@@ -42,6 +42,8 @@ BET_PLACED = "casino:Coup.BetPlaced"
 DECISION_OWED = "casino:Coup.DecisionOwed"
 DECISION_MADE = "casino:Coup.DecisionMade"
 BANCO_CALLED = "casino:Coup.BancoCalled"
+PAYOUT_MADE = "casino:Coup.PayoutMade"
+COMMISSION_CHARGED = "casino:Coup.CommissionCharged"
 
 OPEN, IN_PLAY, VOIDED_STATUS = "open", "in_play", "voided"
 BY_PLAYER, BY_SYSTEM = "player", "system"
@@ -331,7 +333,7 @@ class Coup(CoupFigures, CommittedRound, Aggregate):
         self.decisions.append({"hand": hand, "action": action, "player_id": player_id, "by": by})
         self.pending = None
 
-    @event("PayoutMade", topic="casino:Coup.PayoutMade")
+    @event("PayoutMade", topic=PAYOUT_MADE)
     def _payout_made(self, player_id: str, spot: str, stake_cents: int, net_cents: int) -> None:
         payout = {"player_id": player_id, "spot": spot, "stake_cents": stake_cents}
         self.payouts.append({**payout, "net_cents": net_cents})
@@ -341,7 +343,7 @@ class Coup(CoupFigures, CommittedRound, Aggregate):
         self.banco = {"player_id": player_id, "spot": spot, "suivi": suivi}
         self.bets[player_id] = {spot: amount_cents}
 
-    @event("CommissionCharged", topic="casino:Coup.CommissionCharged")
+    @event("CommissionCharged", topic=COMMISSION_CHARGED)
     def _commission_charged(self, commission_cents: int) -> None:
         self.commission_cents = commission_cents
 

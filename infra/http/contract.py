@@ -49,14 +49,24 @@ ROLES = {
 Refusal = type[DomainError] | tuple[int, str]
 
 
-def answers(status: int, model: Any, *refusals: Refusal, description: str = "") -> dict[str, Any]:
+def answers(
+    status: int,
+    model: Any,
+    *refusals: Refusal,
+    description: str = "",
+    also: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """A route decorator's arguments: its status and answer, and the refusals of the
-    domain (or of the route, as (status, code)) it can meet."""
+    domain (or of the route, as (status, code)) it can meet. `also` names the other
+    media types the answer comes in, besides JSON, when the caller's Accept asks."""
     codes = [(status_of(r), r.code) if isinstance(r, type) else r for r in refusals]
+    answer: dict[str, Any] = {"model": model, "description": description or "the answer"}
+    if also:
+        answer["content"] = {media: {"schema": {"type": "string"}} for media in also}
     return {
         "status_code": status,
         "response_model": None,
-        "responses": {status: {"model": model, "description": description or "the answer"}},
+        "responses": {status: answer},
         "openapi_extra": {REFUSALS: codes},
     }
 

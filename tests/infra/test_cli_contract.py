@@ -96,6 +96,8 @@ def test_replay_json_is_the_rounds_timeline(store: Store) -> None:
         ["audit", "replay", "r"],
         ["audit", "export"],
         ["projections", "rebuild", "--check"],
+        ["reports", "revenue"],
+        ["reports", "rtp", "--game", "baccarat", "--json"],
     ],
 )
 def test_a_command_that_only_reads_never_creates_a_store(

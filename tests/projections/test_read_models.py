@@ -12,7 +12,7 @@ from benchmarks import workload
 from domain import wallet as topics
 from infra.audit.rebuild import compare_with_rebuild, rebuild
 from infra.store.store import Store
-from projections import balances, commission, game_history, ledger, round_trail
+from projections import balances, commission, game_history, ledger, revenue, round_trail
 from projections.runner import position_in
 from tests.conftest import StoreFactory
 
@@ -166,6 +166,30 @@ def test_after_mixed_rounds_the_history_matches_the_rounds(played: Store) -> Non
     assert len(results) > 100
     for round_id, cents in commissions.items():
         assert cents == getattr(played.app.round(round_id), "commission_cents", 0)
+
+
+def test_after_mixed_rounds_the_revenue_report_reconciles_with_the_trial_balance(
+    played: Store,
+) -> None:
+    with played.database.read() as cursor:
+        for mode in workload.MODES:
+            # Given the books of a store that began empty: what each account moved.
+            books = dict(balances.trial_balance(cursor, mode))
+            bank, taken = books[topics.CASINO_BANK], books.get(topics.CASINO_COMMISSION, 0)
+            # When the revenue of every day and game is added up,
+            rows = revenue.revenue_rows(cursor, mode, "0000-01-01", "9999-12-31", month=False)
+            rounds, stakes, returns, ggr, charged = revenue.revenue_total(
+                cursor, mode, "0000-01-01", "9999-12-31"
+            )
+            # then the house's result is the casino's bank, and the GGR both accounts.
+            house = [r for r in rows if (r[1], r[2]) != ("baccarat", "p2p")]
+            assert sum(r[4] - r[5] for r in house) == bank != 0
+            assert charged == taken and ggr == bank + taken
+            assert (stakes, returns) == (sum(r[4] for r in rows), sum(r[5] for r in rows))
+            cursor.execute(
+                "SELECT COUNT(*) FROM round_index WHERE mode = ? AND status = 'settled'", (mode,)
+            )
+            assert rounds == int(cursor.fetchone()[0]) > 50
 
 
 def _players(cursor: Any, mode: str) -> list[str]:

@@ -8,11 +8,13 @@ from typing import Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 
 from domain.money import format_cents
+from infra import reports
 from infra.http import answers as a
 from infra.http.auth import REPORT
 from infra.http.contract import answers
+from infra.http.negotiation import CSV, csv_answer, wants_csv
 from infra.http.problems import Problem
-from infra.http.reading import min_position, projected
+from infra.http.reading import app_of, min_position, projected
 from projections import balances, commission
 
 router = APIRouter(
@@ -57,12 +59,7 @@ def commission_report(
     last_day: datetime.date = Query(default=datetime.date.max, alias="to"),
 ) -> dict[str, Any]:
     """P2P commission per UTC day, `from` and `to` inclusive (YYYY-MM-DD)."""
-    if first_day > last_day:
-        raise Problem(
-            422,
-            "invalid_request",
-            f"from ({first_day}) is after to ({last_day}): no day is in between",
-        )
+    _check_days(first_day, last_day)
     with projected(request) as cursor:
         days = commission.per_day(cursor, mode, first_day.isoformat(), last_day.isoformat())
     return {
@@ -75,3 +72,60 @@ def commission_report(
         ],
         "total": format_cents(sum(cents for _, cents, _ in days)),
     }
+
+
+TOO_LARGE = (422, "report_too_large")
+VARIANT = Query(
+    default=None,
+    pattern=r"^[a-z0-9_]{1,32}$",
+    description="baccarat: house, p2p, punto_banco, chemin_de_fer, en_banque;"
+    " blackjack: the hall (1, 2, vip); all of the game's when left out",
+)
+
+
+@router.get("/revenue", **answers(200, a.RevenueReport, TOO_LARGE, also=(CSV,)))
+def revenue_report(
+    request: Request,
+    mode: Literal["real", "play"] = "real",
+    first_day: datetime.date | None = Query(default=None, alias="from"),
+    last_day: datetime.date | None = Query(default=None, alias="to"),
+    group: Literal["day", "month"] = "day",
+) -> Any:
+    """Stakes, returns, GGR and commission of settled rounds per UTC day or month, game
+    and variant, `from` and `to` inclusive (YYYY-MM-DD; `to` is today when left out),
+    with totals over them and month, year and life to date (to `to`)."""
+    until = last_day or app_of(request).clock().date()
+    _check_days(first_day or datetime.date.min, until)
+    with projected(request) as cursor:
+        try:
+            report = reports.revenue_report(cursor, mode, first_day, until, group)
+        except reports.ReportTooLarge as error:
+            raise Problem(*TOO_LARGE, str(error)) from None
+    return csv_answer(reports.revenue_csv(report)) if wants_csv(request) else report
+
+
+@router.get("/rtp", **answers(200, a.RtpReport, also=(CSV,)))
+def rtp_report(
+    request: Request,
+    game: Literal["baccarat", "blackjack"],
+    variant: str | None = VARIANT,
+    mode: Literal["real", "play"] = "real",
+    first_day: datetime.date | None = Query(default=None, alias="from"),
+    last_day: datetime.date | None = Query(default=None, alias="to"),
+) -> Any:
+    """A game's actual return to player over its settled rounds (UTC days `from` to
+    `to`, inclusive) beside the theoretical one for what was staked on each bet, and a
+    95% interval of the difference."""
+    _check_days(first_day or datetime.date.min, last_day or datetime.date.max)
+    with projected(request) as cursor:
+        report = reports.rtp_report(cursor, mode, game, variant, first_day, last_day)
+    return csv_answer(reports.rtp_csv(report)) if wants_csv(request) else report
+
+
+def _check_days(first_day: datetime.date, last_day: datetime.date) -> None:
+    if first_day > last_day:
+        raise Problem(
+            422,
+            "invalid_request",
+            f"from ({first_day}) is after to ({last_day}): no day is in between",
+        )
