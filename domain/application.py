@@ -38,9 +38,23 @@ from domain.errors import (
 )
 from domain.ids import MODES, check_player_id, new_id, player_uuid
 from domain.player import Player, load_player
+from domain.protection import Protection, find_protection, protection_of
+from domain.protection_guard import guard
 from domain.rounds import check_certification
 from domain.seam import CommandSeam, Sleep, command
 from domain.settings import GameSettings
+from domain.significant import (
+    CONFIGURATION_CHANGED,
+    EXCLUSION_ENDED,
+    LIMIT_CHANGED,
+    PLAYER_EXCLUDED,
+    POINTS_ADJUSTED,
+    Configuration,
+    SignificantEvent,
+    configuration_uuid,
+    significant,
+    stamp,
+)
 from domain.tables import bank_steps
 from domain.tables import steps as tables
 from domain.tables.coup import Coup, load_coup
@@ -63,6 +77,8 @@ class CasinoApplication(CommandSeam):
         Lobby: 100,
         Table: 100,
         LastBets: 100,
+        # Gains an event with every real-money save of a player who set a limit.
+        Protection: 200,
     }
 
     def __init__(
@@ -105,12 +121,97 @@ class CasinoApplication(CommandSeam):
 
     @command
     def adjust_points(
-        self, unit: Unit, player_id: str, mode: str, change: int, reason: str
+        self,
+        unit: Unit,
+        player_id: str,
+        mode: str,
+        change: int,
+        reason: str,
+        actor: str = "operator",
     ) -> Wallet:
         """An operator's adjustment of dealer points, with a reason (rules.md 2.1)."""
         wallet = load_wallet(unit, player_id, mode)
         wallet.adjust_points(change, reason)
+        details = {"player_id": player_id, "mode": mode, "change": change, "reason": reason}
+        self._significant(unit, POINTS_ADJUSTED, details, actor)
         return wallet
+
+    # Player protection (rules.md 7).
+
+    @command
+    def set_limits(
+        self, unit: Unit, player_id: str, changes: dict[str, int | None], actor: str = "service"
+    ) -> tuple[Protection, dict[str, str]]:
+        """Set deposit and loss limits ("deposit:day" -> cents, None for none): lower
+        at once, higher after the cooling-off; returns when each takes effect."""
+        load_player(unit, player_id)
+        protection, now = protection_of(unit, player_id), self.clock()
+        effective = {key: protection.set_limit(key, cents, now) for key, cents in changes.items()}
+        details = {
+            "player_id": player_id,
+            "limits": {key: {"cents": cents, "effective_at": effective[key]}
+                       for key, cents in changes.items()},
+        }  # fmt: skip
+        self._significant(unit, LIMIT_CHANGED, details, actor)
+        return protection, effective
+
+    @command
+    def exclude(
+        self, unit: Unit, player_id: str, kind: str, length: int, actor: str = "service"
+    ) -> tuple[dict[str, str], list[dict[str, str]]]:
+        """A time-out (`length` days) or self-exclusion (`length` months) from now; the
+        player's open rounds end as if they had disconnected (rules.md 4). Returns it
+        and the rounds affected."""
+        player = load_player(unit, player_id)
+        exclusion = protection_of(unit, player_id).exclude(kind, length, self.clock())
+        self._significant(unit, PLAYER_EXCLUDED, {"player_id": player_id, **exclusion}, actor)
+        return exclusion, self._leave_play(unit, player)
+
+    @command
+    def end_exclusion(self, unit: Unit, player_id: str, now: datetime.datetime) -> bool:
+        """The worker's: end an exclusion once due; says whether it did."""
+        protection = find_protection(unit, player_id)
+        if protection is None or protection.exclusion is None:
+            return False
+        ended = dict(protection.exclusion)
+        if not protection.end_exclusion(now):
+            return False
+        self._significant(unit, EXCLUSION_ENDED, {"player_id": player_id, **ended})
+        return True
+
+    # Significant events (GLI-19 s2.8.8).
+
+    @command
+    def record_significant(
+        self, unit: Unit, kind: str, details: dict[str, Any], actor: str = "system"
+    ) -> SignificantEvent:
+        """Record a significant event of any kind (a start-up, a failing worker, ...)."""
+        return self._significant(unit, kind, details, actor)
+
+    @command
+    def see_configuration(
+        self, unit: Unit, values: dict[str, str]
+    ) -> dict[str, dict[str, str | None]]:
+        """The configuration a start-up runs with (secrets masked): what changed since
+        the last start-up, recorded as a significant event when anything did."""
+        seen = unit.find(Configuration, configuration_uuid())
+        if seen is None:
+            seen = Configuration()
+            unit.add(seen)
+        changed = seen.see(values)
+        if changed:
+            self._significant(unit, CONFIGURATION_CHANGED, {"changed": changed})
+        return changed
+
+    def before_save(self, unit: Unit) -> None:
+        guard(unit, self.clock())
+
+    def _significant(
+        self, unit: Unit, kind: str, details: dict[str, Any], actor: str = "system"
+    ) -> SignificantEvent:
+        recorded = significant(new_id(), kind, stamp(self.clock()), actor, details)
+        unit.add(recorded)
+        return recorded
 
     # Rounds of every game.
 
@@ -347,11 +448,7 @@ class CasinoApplication(CommandSeam):
     def disconnect(self, unit: Unit, player_id: str) -> list[dict[str, str]]:
         """The upstream service lost a player; returns the rounds affected: their P2P
         round, their coups at tables, then their blackjack rounds in play, now interrupted."""
-        player = load_player(unit, player_id)
-        player.disconnect()
-        at_tables = tables.disconnect(unit, self.games.tables, player, self.clock())
-        p2p = p2p_steps.disconnect(unit, player)
-        return p2p + at_tables + interrupt_rounds_in_play(unit, player)
+        return self._leave_play(unit, load_player(unit, player_id))
 
     @command
     def reconnect(self, unit: Unit, player_id: str) -> Reconnection:
@@ -359,9 +456,20 @@ class CasinoApplication(CommandSeam):
         interrupted blackjack rounds resume."""
         player = load_player(unit, player_id)
         player.reconnect()
+        protection = find_protection(unit, player_id)
+        if protection is not None and protection.excluded_until(self.clock()) is not None:
+            # Excluded: back to withdraw, never to play; the open rounds stay ended (rules.md 7).
+            return Reconnection(player, [])
         p2p_steps.reconnect(unit, player)
         tables.reconnect(unit, player)
         return Reconnection(player, resume_interrupted_rounds(unit, player))
+
+    def _leave_play(self, unit: Unit, player: Player) -> list[dict[str, str]]:
+        """What a disconnect does (rules.md 4); an exclusion does the same."""
+        player.disconnect()
+        at_tables = tables.disconnect(unit, self.games.tables, player, self.clock())
+        p2p = p2p_steps.disconnect(unit, player)
+        return p2p + at_tables + interrupt_rounds_in_play(unit, player)
 
     # Queries: they read the store, never the commands' cache.
 
@@ -370,6 +478,12 @@ class CasinoApplication(CommandSeam):
 
     def wallet(self, player_id: str, mode: str) -> Wallet:
         return load_wallet(self.reading(), player_id, mode)
+
+    def protection(self, player_id: str) -> Protection | None:
+        """The player's limits and exclusion; None when they never set any."""
+        reading = self.reading()
+        load_player(reading, player_id)
+        return find_protection(reading, player_id)
 
     def round(self, round_id: str) -> Round:
         return round_of(self.reading(), round_id)

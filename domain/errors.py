@@ -270,3 +270,39 @@ class BancoCalled(DomainError):
 class HouseBanked(DomainError):
     code = "house_banked"
     kind = "conflict"
+
+
+# Player protection (rules.md 7).
+
+
+class InvalidLimit(DomainError):
+    """A deposit or loss limit below zero or above the balance ceiling."""
+
+    code = "invalid_limit"
+
+
+class UnknownPeriod(DomainError):
+    """A limit's or an exclusion's period that is not one of those listed."""
+
+    code = "unknown_period"
+
+
+class DepositLimitExceeded(DomainError):
+    code = "deposit_limit_exceeded"
+    kind = "conflict"
+
+
+class LossLimitExceeded(DomainError):
+    code = "loss_limit_exceeded"
+    kind = "conflict"
+
+
+class PlayerExcluded(DomainError):
+    """A time-out or self-exclusion runs; the facts name its end."""
+
+    code = "player_excluded"
+    kind = "conflict"
+
+
+class InvalidSignificantEvent(DomainError):
+    code = "invalid_significant_event"

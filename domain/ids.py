@@ -49,3 +49,7 @@ def new_id() -> str:
     """A fresh transaction id. Drawn outside any event body: it is stored in the event
     and replayed as it is."""
     return str(uuid.uuid4())
+
+
+def protection_uuid(player_id: str) -> UUID:
+    return uuid5(NAMESPACE, f"protection/{player_id}")

@@ -13,6 +13,9 @@ CENTS_PER_DOLLAR = 100  # The currency is USD by default (rules.md 1).
 BASIS_POINTS = 10_000  # A rate of 175 basis points is 1.75%.
 # A single amount above this is refused as absurd: one trillion dollars, in cents.
 AMOUNT_CENTS_MAX = 100_000_000_000_000
+# The most a wallet may hold (rules.md 6): $1,000,000,000,000.00; also the highest
+# deposit or loss limit a player may set (rules.md 7).
+BALANCE_CENTS_MAX = 100_000_000_000_000
 
 _AMOUNT_PATTERN = re.compile(r"(0|[1-9][0-9]{0,14})(?:\.([0-9]{1,2}))?")
 
@@ -31,6 +34,13 @@ def parse_amount(text: object) -> int:
     if cents > AMOUNT_CENTS_MAX:
         raise InvalidAmount(f"amount {text} is above the largest accepted amount")
     return cents
+
+
+def parse_limit(text: object) -> int:
+    """Like `parse_amount`, but zero is an amount too: a limit of "0.00" allows nothing."""
+    if isinstance(text, str) and _AMOUNT_PATTERN.fullmatch(text) and not text.strip("0."):
+        return 0
+    return parse_amount(text)
 
 
 def format_cents(cents: int) -> str:

@@ -177,6 +177,7 @@ class CommandSeam(Application[UUID]):
             reason = "stale"
             try:
                 result = command(unit)
+                self.before_save(unit)
             except Exception:
                 # A refusal (or a broken invariant) reached from a cached aggregate that
                 # another process has moved on is no answer: decide again on fresh state.
@@ -218,6 +219,10 @@ class CommandSeam(Application[UUID]):
             "the command kept conflicting with concurrent commands; nothing was applied, "
             "retry it with the same Idempotency-Key"
         )
+
+    def before_save(self, unit: Unit) -> None:
+        """The last look at what a command is about to save; it may refuse it (a domain
+        error) or add to it. The application guards player protection here."""
 
     def _prepared(self, aggregates: list[Aggregate]) -> _Save:
         """The aggregates' new events, stored as the store will keep them (mapped in the

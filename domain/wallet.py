@@ -36,6 +36,7 @@ COMMISSION_CHARGED = "casino:Wallet.CommissionCharged"
 POINTS_CHANGED = "casino:Wallet.PointsChanged"
 BANK_HELD = "casino:Wallet.BankHeld"
 BANK_RELEASED = "casino:Wallet.BankReleased"
+PROTECTED = "casino:Wallet.Protected"
 POINTS_CHANGE_MAX = 1_000_000_000  # One operator adjustment, either way.
 REASON_LENGTH_MAX = 500
 Postings = list[list[Any]]  # [[account: str, cents: int], ...]; lists survive JSON, tuples do not
@@ -43,6 +44,13 @@ Postings = list[list[Any]]  # [[account: str, cents: int], ...]; lists survive J
 
 class Wallet(Aggregate):
     TOPIC = WALLET
+    # Version 2 says whether the player has a protection (rules.md 7); a snapshot
+    # taken before has none, as no player had one then.
+    class_version = 2
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        state["protected"] = False
 
     class Created(Aggregate.Created):
         TOPIC = OPENED
@@ -61,6 +69,9 @@ class Wallet(Aggregate):
         self.holds: dict[str, int] = {}  # round id -> cents reserved for that round
         self.points = 0
         self.last_round: dict[str, Any] | None = None
+        # Whether the player has limits or an exclusion (domain/protection.py): every
+        # save reads it here, in the wallet it saves anyway, before looking for them.
+        self.protected = False
 
     # Read side.
 
@@ -153,6 +164,11 @@ class Wallet(Aggregate):
             raise InvalidPointsChange(f"a reason of 1-{REASON_LENGTH_MAX} characters is required")
         self.change_points(change, "operator", None, reason.strip())
 
+    def protect(self) -> None:
+        """The player now has a protection: every later save of this wallet is guarded."""
+        if not self.protected:
+            self._protected()
+
     def change_points(self, change: int, role: str, round_id: str | None, reason: str) -> None:
         """Move dealer points; they may go below zero (rules.md 2.1)."""
         self._points_changed(change, role, round_id, reason, self.points + change)
@@ -218,6 +234,10 @@ class Wallet(Aggregate):
         if self.last_round is not None and self.last_round["round_id"] == round_id:
             self.last_round["net_cents"] -= commission_cents
             self.last_round["commission_cents"] += commission_cents
+
+    @event("Protected", topic=PROTECTED)
+    def _protected(self) -> None:
+        self.protected = True
 
     @event("PointsChanged", topic=POINTS_CHANGED)
     def _points_changed(

@@ -227,6 +227,7 @@ def run_projector() -> None:
     import signal
     import threading
 
+    from infra.significant import Throttle
     from infra.workers import ProjectorWorker
 
     settings = settings_or_exit()
@@ -236,10 +237,13 @@ def run_projector() -> None:
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stopping.set())
     worker = ProjectorWorker(store, settings.projector_debounce_ms / 1000)
+    # Its failures are significant events too, counted once a minute (rules.md 7).
+    worker.failures = Throttle(lambda kind, detail: store.app.record_significant(kind, detail))
     get_logger("casino.projections").info("projector_started", position=store.projector.position())
     worker.start()
     stopping.wait()
     worker.stop()
+    worker.failures.flush()
     store.close()
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import datetime
 import threading
 import time
-from typing import Protocol
+from typing import Any, Protocol
 
+from domain.significant import stamp
 from infra.logs import get_logger
+from infra.significant import Throttle
 from infra.store.follower import new_event_signal
 from infra.store.store import Store
-from projections import interrupted_rounds, open_rounds, pending_choices
+from projections import exclusions, interrupted_rounds, open_rounds, pending_choices
 
 log = get_logger("casino.worker")
 SQLITE_POLL_SECONDS = 0.1
@@ -22,6 +24,7 @@ IDLE_CHECK_SECONDS_MAX = 30.0
 RESUME_CHECK_SECONDS_MAX = 30.0
 CHOICE_CHECK_SECONDS_MAX = 1.0
 HEARTBEAT_SECONDS = 2.0  # How often a projector says it runs (readiness reads it).
+EXCLUSION_CHECK_SECONDS = 30.0
 
 
 class WorkerObserver(Protocol):
@@ -40,6 +43,12 @@ class _Unobserved:
         pass
 
 
+class FailureRecorder(Protocol):
+    """Told of each failed pass, with its error (a significant event, throttled)."""
+
+    def note(self, kind: str, details: dict[str, Any]) -> None: ...
+
+
 class PeriodicWorker:
     """A daemon thread that calls `tick` every interval until stopped; a failed tick is
     logged and the next one still runs (a store hiccup must not kill the worker).
@@ -50,6 +59,7 @@ class PeriodicWorker:
     def __init__(self, interval_seconds: float) -> None:
         self.interval_seconds = interval_seconds
         self.observer: WorkerObserver = _Unobserved()
+        self.failures: FailureRecorder | None = None
         self.last_pass: float | None = None
         self.started_at: float | None = None
         self._stopping = threading.Event()
@@ -78,9 +88,12 @@ class PeriodicWorker:
     def _tick_safely(self) -> None:
         try:
             self.tick()
-        except Exception:
+        except Exception as error:
             log.exception(f"{self.name}_failed")
             self.observer.ticked(self.name, failed=True)
+            if self.failures is not None:
+                kind = "projector_failed" if self.name == "projector" else "worker_failed"
+                self.failures.note(kind, {"worker": self.name, "error": repr(error)[:500]})
         else:
             self.observer.ticked(self.name, failed=False)
         self.last_pass = time.monotonic()
@@ -90,8 +103,9 @@ class ProjectorWorker(PeriodicWorker):
     """Keeps the read models close behind the event log, and says how far behind.
 
     On PostgreSQL it wakes as soon as new events commit (the recorder NOTIFYs on every
-    save; the worker LISTENs); on SQLite, which has no notifications, it polls. Each
-    catch-up works in batches of many events per transaction. Every LAG_LOG_SECONDS
+    save; the worker LISTENs), then waits `debounce_seconds` for the commits right
+    behind the first; on SQLite, which has no notifications, it polls. Each catch-up
+    works in batches of many events per transaction, and none once up to date. Every LAG_LOG_SECONDS
     it logs its position and lag; a lag past LAG_WARN_EVENTS is a warning.
     """
 
@@ -238,3 +252,49 @@ class DueChoiceWorker(PeriodicWorker):
                 log.info("choice_made_by_system", round_id=round_id)
                 self.observer.acted(self.name, "choice_made_by_system")
         return made
+
+
+class ExclusionWorker(PeriodicWorker):
+    """Ends time-outs and self-exclusions once due (rules.md 7), each a significant event.
+
+    Restart-safe: the running exclusions and their ends live in the store, so one
+    still ends after a restart; and the domain stops refusing the player at the end
+    itself, even before this worker comes by.
+    """
+
+    name = "exclusions"
+
+    def __init__(self, store: Store, interval_seconds: float = EXCLUSION_CHECK_SECONDS) -> None:
+        self.store = store
+        super().__init__(interval_seconds)
+
+    def tick(self) -> None:
+        self.end_due_exclusions(datetime.datetime.now(datetime.UTC))
+
+    def end_due_exclusions(self, now: datetime.datetime) -> list[str]:
+        """End every exclusion due by now; return their players."""
+        if self.store.projector_inside:
+            self.store.projector.catch_up()
+        with self.store.database.read() as cursor:
+            candidates = exclusions.due_by(cursor, stamp(now))
+        ended = []
+        for player_id in candidates:
+            if self.store.app.end_exclusion(player_id, now).result:
+                ended.append(player_id)
+                log.info("exclusion_ended", player_id=player_id)
+                self.observer.acted(self.name, "exclusion_ended")
+        return ended
+
+
+class ThrottleWorker(PeriodicWorker):
+    """Records the counts of refused authentication and failures once their interval
+    is over, so a flood that stops is still recorded without waiting for shutdown."""
+
+    name = "significant_events"
+
+    def __init__(self, throttle: Throttle) -> None:
+        self.throttle = throttle
+        super().__init__(throttle.interval_seconds / 4)
+
+    def tick(self) -> None:
+        self.throttle.flush(only_due=True)

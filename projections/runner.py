@@ -15,6 +15,7 @@ from projections import (
     balances,
     commission,
     dealer_points,
+    exclusions,
     game_history,
     interrupted_rounds,
     ledger,
@@ -23,6 +24,7 @@ from projections import (
     revenue,
     round_index,
     round_trail,
+    significant_events,
 )
 from projections.base import Cursor, Database, View
 
@@ -34,7 +36,8 @@ from projections.base import Cursor, Database, View
 # @5: the round index (every round with its players and roles).
 # @6: a banco's caller is among a coup's players, its banker among those of it open.
 # @7: revenue and return to player per day (projections/revenue.py).
-NAME = "read_models@7"
+# @8: significant events, and the exclusions still running (rules.md 7).
+NAME = "read_models@8"
 BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (
@@ -57,6 +60,8 @@ READ_MODELS = (
     interrupted_rounds,
     pending_choices,
     round_index,
+    significant_events,
+    exclusions,
     revenue,
 )
 # The tables a rebuild empties, each with its primary key.
@@ -197,6 +202,8 @@ class Projector:
             interrupted_rounds.InterruptedRounds(),
             pending_choices.PendingChoices(),
             round_index.RoundIndex(),
+            significant_events.SignificantEvents(),
+            exclusions.Exclusions(),
             revenue.Revenue(),
         ]
 

@@ -25,21 +25,26 @@ from infra.http.routes import (
     health,
     p2p,
     players,
+    protection,
     reports,
     round_index,
     rounds,
+    significant_events,
     tables,
 )
 from infra.http.strict_json import BODY_PROBLEM, StrictJsonBodies
 from infra.logs import get_logger
 from infra.metrics import Metrics
+from infra.significant import Throttle, record_start
 from infra.store.store import Store
 from infra.workers import (
     AbandonedRoundWorker,
     DueChoiceWorker,
+    ExclusionWorker,
     IdleRoundWorker,
     PeriodicWorker,
     ProjectorWorker,
+    ThrottleWorker,
 )
 
 BODY_BYTES_MAX = 64 * 1024
@@ -51,24 +56,26 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     metrics = Metrics(store)
     store.app.observe(metrics)
     workers: list[PeriodicWorker] = []
+    # Refused authentication and failing workers, counted and recorded once an interval.
+    throttle = Throttle(lambda kind, details: store.app.record_significant(kind, details))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         started: list[PeriodicWorker] = []
-        if background and store.projector_inside:
-            started.append(ProjectorWorker(store, settings.projector_debounce_ms / 1000))
         if background:
-            started.append(IdleRoundWorker(store, settings.idle_timeout_seconds))
-            started.append(AbandonedRoundWorker(store, settings.resume_window_seconds))
-            started.append(DueChoiceWorker(store, settings.decision_seconds))
+            _record_start(store, settings)
+            started = _workers(store, settings, throttle)
         for worker in started:
-            worker.observer = metrics
+            worker.observer, worker.failures = metrics, throttle
             worker.start()
         workers.extend(started)
         yield
         for worker in started:
             worker.stop()
             workers.remove(worker)
+        throttle.flush()
+        if background:
+            store.app.record_significant("stopped", {})
 
     api = FastAPI(
         title="Casino accounting",
@@ -86,7 +93,10 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.state.workers = workers  # what readiness looks at
     api.state.api_keys = settings.keys()
     api.state.key_digests = key_digests(settings.keys())
+    api.state.refusals = throttle
     api.include_router(players.router)
+    api.include_router(protection.router)
+    api.include_router(significant_events.router)
     api.include_router(rounds.router)
     api.include_router(p2p.router)
     api.include_router(tables.router)
@@ -103,6 +113,28 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.add_middleware(BodySizeLimit, limit=BODY_BYTES_MAX)
     api.add_middleware(RequestLog, observe=metrics.request)
     return api
+
+
+def _workers(store: Store, settings: Settings, throttle: Throttle) -> list[PeriodicWorker]:
+    debounce = settings.projector_debounce_ms / 1000
+    inside = [ProjectorWorker(store, debounce)] if store.projector_inside else []
+    return [
+        *inside,
+        IdleRoundWorker(store, settings.idle_timeout_seconds),
+        AbandonedRoundWorker(store, settings.resume_window_seconds),
+        DueChoiceWorker(store, settings.decision_seconds),
+        ExclusionWorker(store),
+        ThrottleWorker(throttle),
+    ]
+
+
+def _record_start(store: Store, settings: Settings) -> None:
+    """The configuration and the start-up as significant events; a store that cannot
+    take them now is logged, and the server still starts (its reads still work)."""
+    try:
+        record_start(store.app, settings)
+    except Exception:
+        log.exception("start_not_recorded")
 
 
 def _add_error_handlers(api: FastAPI) -> None:

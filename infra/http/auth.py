@@ -25,14 +25,14 @@ def authenticate(request: Request) -> Principal:
     header = request.headers.get("authorization", "")
     scheme, _, key = header.partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
-        raise Problem(401, "unauthenticated", "send Authorization: Bearer <key>")
+        raise _refused(request, "no bearer key", "send Authorization: Bearer <key>")
     if len(key) > KEY_LENGTH_MAX:
-        raise Problem(401, "unauthenticated", "the API key is not known")
+        raise _refused(request, "key too long", "the API key is not known")
     keys: dict[str, str] = request.app.state.api_keys
     offered = key.strip()
     role = _lookup(keys, offered)
     if role is None:
-        raise Problem(401, "unauthenticated", "the API key is not known")
+        raise _refused(request, "unknown key", "the API key is not known")
     digests: dict[str, str] = getattr(request.app.state, "key_digests", {})
     return Principal(role=role, key_digest=digests.get(offered) or digest_of(offered))
 
@@ -44,6 +44,15 @@ def digest_of(key: str) -> str:
 def key_digests(keys: dict[str, str]) -> dict[str, str]:
     """Each configured key's digest, made once at start-up rather than per request."""
     return {key: digest_of(key) for key in keys}
+
+
+def _refused(request: Request, reason: str, detail: str) -> Problem:
+    """A refused authentication, counted as a significant event (infra/significant.py)."""
+    refusals = getattr(request.app.state, "refusals", None)
+    if refusals is not None:
+        where = f"{request.method} {request.url.path[:200]}"
+        refusals.note("authentication_refused", {"reason": reason, "last": where})
+    return Problem(401, "unauthenticated", detail)
 
 
 class Allow:

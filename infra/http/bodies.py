@@ -12,9 +12,9 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from domain.errors import InvalidLimits
+from domain.errors import InvalidLimit, InvalidLimits, UnknownPeriod
 from domain.ids import PLAYER_ID_PATTERN
-from domain.money import parse_amount
+from domain.money import parse_amount, parse_limit
 from domain.player import DISPLAY_NAME_LENGTH_MAX
 from domain.rounds import SHOE_PREFIX_CARDS_MAX
 from domain.wallet import REASON_LENGTH_MAX
@@ -254,3 +254,77 @@ class Seating(Body):
 
 class NewCoup(Body):
     shoe: list[Card] | None = ShoeField
+
+
+# Player protection (rules.md 7).
+
+LimitAmount = Field(
+    default=None,
+    max_length=40,
+    description='a decimal string ("0.00" allows nothing), or null for no limit',
+    examples=["100.00"],
+)
+
+
+class LimitsByPeriod(Body):
+    """The limits of one kind per rolling window; a window not named is left as it is."""
+
+    day: str | None = LimitAmount
+    week: str | None = LimitAmount
+    month: str | None = LimitAmount
+
+
+class NewLimits(Body):
+    """Each kind's windows: an amount, or null for none; a window not named stays."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"mode": "real", "deposit": {"day": "100.00"}, "loss": {"week": None}}]
+        }
+    )
+
+    mode: Literal["real"] = Field(default="real", description="limits are for real money only")
+    deposit: LimitsByPeriod | None = None
+    loss: LimitsByPeriod | None = None
+
+    def changes(self) -> dict[str, int | None]:
+        """ "deposit:day" -> cents (None: no limit), for each window the body names."""
+        changes: dict[str, int | None] = {}
+        for kind in sorted(self.model_fields_set - {"mode"}):
+            periods = getattr(self, kind)
+            for period in [] if periods is None else sorted(periods.model_fields_set):
+                text = getattr(periods, period)
+                changes[f"{kind}:{period}"] = None if text is None else parse_limit(text)
+        if not changes:
+            raise InvalidLimit('name at least one limit, such as {"deposit": {"day": "100.00"}}')
+        return changes
+
+
+class NewExclusion(Body):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"kind": "time_out", "days": 3}, {"kind": "self_exclusion", "months": 6}]
+        }
+    )
+
+    kind: Literal["time_out", "self_exclusion"]
+    days: int | None = Field(default=None, description="a time-out: 1-42", examples=[3])
+    months: int | None = Field(
+        default=None, description="a self-exclusion: 6, 12, 24 or 60", examples=[6]
+    )
+
+    @property
+    def length(self) -> int:
+        """Days of a time-out, months of a self-exclusion; the other must be absent."""
+        length, other = (
+            (self.days, self.months)
+            if self.kind == "time_out"
+            else (
+                self.months,
+                self.days,
+            )
+        )
+        if length is None or other is not None:
+            unit = "days" if self.kind == "time_out" else "months"
+            raise UnknownPeriod(f"a {self.kind} names its length in {unit}, and nothing else")
+        return length

@@ -20,7 +20,13 @@ from infra.http.views.rounds import round_view
 
 router = APIRouter(prefix="/v1/p2p", tags=["p2p baccarat"])
 TableId = Annotated[str, Path(max_length=80, description="issued by the server")]
-SITTING = (e.UnknownPlayer, e.UnknownTableType, e.AlreadyAtTable, e.RoundInterrupted)
+SITTING = (
+    e.UnknownPlayer,
+    e.UnknownTableType,
+    e.AlreadyAtTable,
+    e.RoundInterrupted,
+    e.PlayerExcluded,
+)
 
 
 @router.post("/dealers", **answers(201, P2PTable, *SITTING, e.NotEligibleToDeal))
@@ -64,6 +70,7 @@ def join_as_player(
         e.NotEligibleToDeal,
         e.TestModeDisabled,
         e.InvalidShoe,
+        e.PlayerExcluded,
     ),
 )
 def confirm(

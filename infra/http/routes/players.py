@@ -9,10 +9,12 @@ from fastapi.responses import JSONResponse
 
 from domain.blackjack.interruptions import Reconnection
 from domain.errors import (
+    DepositLimitExceeded,
     HistoryUnavailable,
     InsufficientFunds,
     InvalidAmount,
     InvalidPointsChange,
+    PlayerExcluded,
     PlayerExists,
     UnknownPlayer,
 )
@@ -60,7 +62,10 @@ def register_player(
     return command.respond(outcome, 201)
 
 
-@router.post("/{player_id}/deposits", **answers(201, a.Movement, UnknownPlayer, InvalidAmount))
+@router.post(
+    "/{player_id}/deposits",
+    **answers(201, a.Movement, UnknownPlayer, InvalidAmount, DepositLimitExceeded, PlayerExcluded),
+)
 def deposit(
     player_id: PlayerId,
     body: MoneyMovement,

@@ -39,6 +39,8 @@ SpotOrBox = Annotated[
 # Every command on a round may find it unknown, over, or interrupted (rules.md 4).
 ON_A_ROUND = (e.UnknownRound, e.RoundNotOpen, e.RoundInterrupted)
 STAKING = (
+    e.LossLimitExceeded,  # rules.md 7
+    e.PlayerExcluded,
     e.InvalidAmount,
     e.InvalidStake,
     e.BelowTableMinimum,
@@ -164,6 +166,8 @@ def deal(
         e.InsufficientFunds,
         e.InvalidBox,
         e.NotYourDecision,
+        e.LossLimitExceeded,
+        e.PlayerExcluded,
     ),
 )
 def act(
@@ -182,7 +186,15 @@ def act(
 @router.post(
     "/v1/rounds/{round_id}/banco",
     **answers(
-        201, Round, *ON_A_ROUND, e.BancoRefused, e.HouseBanked, e.InsufficientFunds, e.NotSeated
+        201,
+        Round,
+        *ON_A_ROUND,
+        e.BancoRefused,
+        e.HouseBanked,
+        e.InsufficientFunds,
+        e.NotSeated,
+        e.LossLimitExceeded,
+        e.PlayerExcluded,
     ),
 )
 def banco(

@@ -63,7 +63,15 @@ def get_table(table_id: TableId, request: Request) -> dict[str, Any]:
 
 @router.post(
     "/{table_id}/seats",
-    **answers(201, MultiPlayerTable, *AT_A_TABLE, e.UnknownSeat, e.SeatTaken, e.AlreadyAtTable),
+    **answers(
+        201,
+        MultiPlayerTable,
+        *AT_A_TABLE,
+        e.UnknownSeat,
+        e.SeatTaken,
+        e.AlreadyAtTable,
+        e.PlayerExcluded,
+    ),
 )
 def sit(
     table_id: TableId, body: Seating, request: Request, command: Command = Depends(service_command)
@@ -113,6 +121,7 @@ def open_coup(
         MultiPlayerTable,
         *AT_A_TABLE,
         e.NotOfferedTheBank,
+        e.PlayerExcluded,
         e.BankOutOfLimits,
         e.InsufficientFunds,
         e.InvalidAmount,

@@ -469,3 +469,16 @@ def test_the_batch_size_changes_nothing(store: Store, monkeypatch: pytest.Monkey
     monkeypatch.setattr("infra.audit.export.BATCH", 3)
     assert exported(store) == whole
     assert exported(store, "csv", from_position=4, to_position=20) == whole[3:20]
+
+
+def test_significant_events_are_exported_with_the_rest_of_the_log(store: Store) -> None:
+    store.app.register_player("alice", "Alice")
+    store.app.set_limits("alice", {"loss:week": 5_000})
+    store.app.record_significant("seal_failed", {"detail": "witness unreachable"})
+    records = [r for r in exported(store, "jsonl") if r["type"] == "Recorded"]
+    assert [(r["topic"], r["data"]["kind"]) for r in records] == [
+        ("casino:SignificantEvent.Recorded", "limit_changed"),
+        ("casino:SignificantEvent.Recorded", "seal_failed"),
+    ]
+    assert records[0]["data"]["details"]["limits"]["loss:week"]["cents"] == 5_000
+    assert all(r["sha256"] and r["link"] for r in records)  # chained like every event

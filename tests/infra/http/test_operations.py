@@ -129,7 +129,9 @@ def test_a_server_with_its_workers_is_ready(store: Store) -> None:
         checks = {check["name"]: check["ok"] for check in answer.json()["checks"]}
         assert checks == {"store": True, "projector": True, "workers": True}
         workers = next(c for c in answer.json()["checks"] if c["name"] == "workers")
-        assert workers["detail"] == "idle_rounds, abandoned_rounds, due_choices"
+        assert workers["detail"] == (
+            "idle_rounds, abandoned_rounds, due_choices, exclusions, significant_events"
+        )
         deadline = time.monotonic() + 10
         while not sample(scrape(api), "casino_worker_ticks_total", worker="projector"):
             assert time.monotonic() < deadline, "the projector never ticked"

@@ -202,6 +202,13 @@ def test_commands_need_a_service_or_operator_key(
         headers={"Idempotency-Key": "k", **headers},
     )
     assert (answer.status_code, answer.json()["code"]) == (status, code)
+    if status == 401:  # a refused authentication is a significant event (rules.md 7)
+        [refused] = every_store_event(store)[before[-1] :]
+        assert (type(refused).__qualname__, refused.kind) == (
+            "SignificantEvent.Created",
+            "authentication_refused",
+        )
+        before = (*before[:-1], before[-1] + 1)
     assert state(api, store) == before
 
 

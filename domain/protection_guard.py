@@ -1,0 +1,96 @@
+"""The protection guard: every command's last step before its save (rules.md 7).
+
+It reads what the command is about to save off the wallets' and players' pending
+events, whatever the game or step that made them: deposits, stakes (a bet, a
+double, a split, insurance, a banco), a P2P dealer's hold, a bank put up, sitting
+down. For each player who has a `Protection`, it refuses what an exclusion or a
+limit forbids, and records the rest there, in the same save. One place sees every
+stake, so no game's step can forget the check.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from eventsourcing.domain import Aggregate
+
+from domain.baccarat.round import BaccaratRound
+from domain.player import Player
+from domain.protection import Activity, find_protection
+from domain.unit import Unit
+from domain.wallet import (
+    BANK_HELD,
+    COMMISSION_CHARGED,
+    DEPOSITED,
+    FUNDS_HELD,
+    HOLD_RELEASED,
+    ROUND_SETTLED,
+    Wallet,
+    topic_of,
+)
+
+SITS = ("casino:Player.SatDown", "casino:Player.TookSeat")
+
+
+def guard(unit: Unit, now: datetime.datetime) -> None:
+    """Refuse the save (a domain error) or record it in each player's protection."""
+    for activity in activities(unit.aggregates()).values():
+        if not (activity.records or activity.plays or activity.exposure):
+            continue
+        if activity.unprotected:
+            continue  # the wallet says the player has none: nothing to load
+        protection = find_protection(unit, activity.player_id)
+        if protection is None:
+            continue
+        protection.check(activity, now)
+        protection.record(activity, now)
+
+
+def activities(aggregates: list[Aggregate]) -> dict[str, Activity]:
+    dealers = {(a.round_id, a.dealer_id) for a in aggregates if isinstance(a, BaccaratRound)}
+    found: dict[str, Activity] = {}
+    for aggregate in aggregates:
+        if isinstance(aggregate, Wallet) and aggregate.pending_events:
+            activity = found.setdefault(aggregate.player_id, Activity(aggregate.player_id))
+            activity.unprotected = not aggregate.protected
+            real = aggregate.mode == "real"
+            for pending in aggregate.pending_events:
+                _read_wallet_event(activity, pending, real, dealers)
+        elif isinstance(aggregate, Player) and _sits(aggregate):
+            activity = found.setdefault(aggregate.player_id, Activity(aggregate.player_id))
+            activity.plays, activity.where = True, "sit down at a table"
+    return found
+
+
+def _read_wallet_event(
+    activity: Activity, pending: Any, real: bool, dealers: set[tuple[str, str | None]]
+) -> None:
+    topic = topic_of(pending)
+    if topic == DEPOSITED:
+        activity.plays, activity.where = True, "deposit"
+        activity.deposit_cents += pending.amount_cents if real else 0
+    elif topic == FUNDS_HELD and (pending.round_id, activity.player_id) in dealers:
+        activity.exposure, activity.where = True, "deal"  # a P2P dealer's worst case
+    elif topic == FUNDS_HELD:
+        activity.plays, activity.where = True, "bet"
+        if real:
+            _add(activity.stakes, pending.round_id, pending.amount_cents)
+    elif topic == BANK_HELD and pending.round_id is None:
+        activity.exposure, activity.where = True, "put up a bank"
+    elif not real:
+        return
+    elif topic == HOLD_RELEASED:
+        _add(activity.released, pending.round_id, pending.amount_cents)
+    elif topic == ROUND_SETTLED:
+        _add(activity.settled, pending.round_id, -pending.net_cents)
+    elif topic == COMMISSION_CHARGED:
+        _add(activity.settled, pending.round_id, pending.commission_cents)
+
+
+def _sits(player: Player) -> bool:
+    return any(topic_of(pending) in SITS for pending in player.pending_events)
+
+
+def _add(amounts: dict[str, int], key: str, cents: int) -> None:
+    amounts[key] = amounts.get(key, 0) + cents
