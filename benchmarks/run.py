@@ -12,6 +12,7 @@ from benchmarks import (
     bench_load,
     bench_projections,
     bench_rounds,
+    bench_seals,
     bench_tables,
     bench_wallets,
 )
@@ -30,6 +31,7 @@ def main() -> None:
         "group commit: deposits from 16 threads on PostgreSQL, with and without",
         bench_group_commit.run(),
     )
+    section("seals: deposits and P2P rounds with sealing on and off", bench_seals.run())
     section("baccarat: pure engine and exact odds", bench_baccarat_engine.run())
     section("baccarat rounds: house and P2P, application and HTTP", bench_rounds.run())
     section(

@@ -38,6 +38,8 @@ audit_app = typer.Typer(rich_markup_mode="markdown", help="Verify and replay wha
 app.add_typer(audit_app, name="audit")
 app.add_typer(rules_app, name="rules")
 app.add_typer(reports_app, name="reports")
+keys_app = typer.Typer(rich_markup_mode="markdown", help="The seal key pair.")
+app.add_typer(keys_app, name="keys")
 
 
 USAGE_ERROR = 2
@@ -70,9 +72,13 @@ def settings_or_exit() -> Settings:
         raise typer.Exit(2) from None
 
 
-def open_configured_store(settings: Settings, *, existing: bool = False) -> Store:
+def open_configured_store(
+    settings: Settings, *, existing: bool = False, sealed: bool = False
+) -> Store:
     """The configured store; with `existing`, only one that is there already (a
-    read-only command never creates one). Exits 2 when it cannot be opened."""
+    read-only command never creates one); `sealed` for one that saves (it seals with
+    the configured key). Exits 2 when it cannot be opened."""
+    seal_key = _seal_key_or_exit(settings) if sealed else None
     if existing:
         missing = missing_store(settings)
         if missing is not None:
@@ -85,6 +91,8 @@ def open_configured_store(settings: Settings, *, existing: bool = False) -> Stor
             pool_size=settings.db_pool_size,
             games=settings.games(),
             group_commit=settings.group_commit(),
+            seal_key=seal_key,
+            owner_url=settings.database_owner_url or None,
         )
     except Exception as error:  # Whatever the driver raises: the store is not to be had.
         typer.echo(f"cannot open the store: {error}", err=True)
@@ -93,6 +101,16 @@ def open_configured_store(settings: Settings, *, existing: bool = False) -> Stor
     store.projector_inside = runs == "inside"
     store.reads_wait_for_head = runs == "beside"
     return store
+
+
+def _seal_key_or_exit(settings: Settings) -> Any:
+    from infra.keys import seal_key_for
+
+    try:
+        return seal_key_for(settings)
+    except ConfigError as error:
+        typer.echo(f"configuration error: {error}", err=True)
+        raise typer.Exit(USAGE_ERROR) from None
 
 
 def missing_store(settings: Settings) -> str | None:
@@ -156,8 +174,8 @@ def serve(
             "and dev-auditor. Never run like this with real money.",
         )
     # One store opened here first, also with several workers: it makes or migrates
-    # the schema once, before the workers race to.
-    store = open_configured_store(settings)
+    # the schema (and the development seal key) once, before the workers race to.
+    store = open_configured_store(settings, sealed=True)
     log.info(
         "starting",
         store=settings.database_url.split("@")[-1],
@@ -198,7 +216,7 @@ def served_app() -> Any:
 
     settings = settings_or_exit()
     configure_logging(settings.log_level)
-    return create_app(open_configured_store(settings), settings)
+    return create_app(open_configured_store(settings, sealed=True), settings)
 
 
 def _projector_beside() -> subprocess.Popen[bytes]:
@@ -314,51 +332,94 @@ def audit_verify(
     anchor: list[str] = typer.Option(
         [], help="POSITION:LINK, a chain link noted earlier (repeatable): must still hold"
     ),
+    public_key: str | None = typer.Option(
+        None,
+        "--public-key",
+        envvar="CASINO_SEAL_PUBLIC_KEY",
+        help="the seal key's public half (base64 or PEM): every seal must be signed by "
+        "it; default that of CASINO_SEAL_KEY, if configured",
+    ),
+    witness: Path | None = typer.Option(
+        None,
+        "--witness",
+        help="a witness file: every checkpoint in it must hold; default CASINO_WITNESS, "
+        "if that file is there",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the result as one JSON object"),
 ) -> None:
-    """Replay the store: chain, versions, books, every round's cards and payouts."""
+    """Replay the store: seals, chain, versions, books, snapshots, every round's cards
+    and payouts."""
     from infra.audit.chain_check import parse_anchor
     from infra.audit.verify import verify
+    from infra.store.seal import SealKeyError, parse_private_key, parse_public_key
 
+    settings = settings_or_exit()
     try:
         anchors = dict(parse_anchor(text) for text in anchor)
-    except ValueError as error:
-        typer.echo(str(error), err=True)
+        key = parse_public_key(public_key) if public_key else None
+    except (ValueError, SealKeyError) as error:
+        typer.echo(f"--public-key: {error}" if public_key else str(error), err=True)
         raise typer.Exit(USAGE_ERROR) from None
-    store = open_configured_store(settings_or_exit(), existing=True)
+    if key is None and settings.seal_key.strip():
+        key = parse_private_key(settings.seal_key).public_key()
+    if witness is not None and not witness.is_file():
+        typer.echo(f"--witness: {witness} is no file", err=True)
+        raise typer.Exit(USAGE_ERROR)
+    if witness is None and Path(settings.witness).is_file():
+        witness = Path(settings.witness)
+    store = open_configured_store(settings, existing=True)
     # The log is read twice: once checked, once rebuilt aside and compared.
     total = store.projector.head() * (1 if round_id else 2)
     with _progress("verifying events", total, quiet=as_json) as advance:
-        report = verify(store, round_id, advance, anchors)
+        report = verify(store, round_id, advance, anchors, key, witness)
     store.close()
-    head = f"{report.head_position}:{report.head_link}"
     if as_json:
-        print_json(
-            {
-                "holds": not report.problems,
-                "events": report.events,
-                "rounds": report.rounds,
-                "discrepancies": report.problems,
-                "head": head,
-                "hidden_from": report.hidden_from,
-            }
-        )
+        print_json(_report_json(report))
     else:
-        _print_verdict(report.problems, report.events, report.rounds, head, report.hidden_from)
+        _print_verdict(report, signed=key is not None)
     raise typer.Exit(DISCREPANCY if report.problems else 0)
 
 
-def _print_verdict(
-    problems: list[str], events: int, rounds: int, head: str, hidden_from: int | None
-) -> None:
-    for problem in problems:
+def _report_json(report: Any) -> dict[str, Any]:
+    return {
+        "holds": not report.problems,
+        "events": report.events,
+        "rounds": report.rounds,
+        "seals": report.seals,
+        "receipts": report.receipts,
+        "snapshots": report.snapshots,
+        "witness_checkpoints": report.witness_checkpoints,
+        "discrepancies": report.problems,
+        "notes": report.notes,
+        "head": f"{report.head_position}:{report.head_link}",
+        "hidden_from": report.hidden_from,
+    }
+
+
+def _print_verdict(report: Any, signed: bool) -> None:
+    for problem in report.problems:
         typer.echo(f"DISCREPANCY: {problem}")
+    for note in report.notes:
+        typer.echo(f"note: {note}")
+    problems = report.problems
     verdict = "all holds" if not problems else f"{len(problems)} discrepancies"
-    typer.echo(f"checked {events} events and {rounds} rounds: {verdict}")
+    typer.echo(f"checked {report.events} events and {report.rounds} rounds: {verdict}")
+    signatures = (
+        "signatures checked with the public key"
+        if signed
+        else "signatures not checked: give --public-key"
+    )
+    typer.echo(
+        f"seals: {report.seals} ({signatures}); they cover the {report.receipts} command "
+        f"receipts too; snapshots: {report.snapshots} checked against their events"
+    )
+    if report.witness_checkpoints:
+        typer.echo(f"witness: {report.witness_checkpoints} checkpoints checked")
+    head = f"{report.head_position}:{report.head_link}"
     typer.echo(f"head of the event chain (note it elsewhere, check it later with --anchor): {head}")
-    if hidden_from is not None:
+    if report.hidden_from is not None:
         typer.echo(
-            f"(links from position {hidden_from} on are not shown: they depend on "
+            f"(links from position {report.hidden_from} on are not shown: they depend on "
             "the seed or hole card of a round not over yet)"
         )
 
@@ -411,6 +472,23 @@ def audit_export(
         output=output,
     )
     raise typer.Exit(status)
+
+
+@keys_app.command("new")
+def keys_new(
+    as_json: bool = typer.Option(False, "--json", help="print the pair as one JSON object"),
+) -> None:
+    """Print a new seal key pair: the private key for CASINO_SEAL_KEY (base64 of its 32
+    bytes; keep it away from the database), the public key for auditors."""
+    from infra.store.seal import new_private_key, private_key_text, public_key_text
+
+    key = new_private_key()
+    private, public = private_key_text(key), public_key_text(key.public_key())
+    if as_json:
+        print_json({"seal_key": private, "public_key": public})
+    else:
+        typer.echo(f"CASINO_SEAL_KEY={private}")
+        typer.echo(f"CASINO_SEAL_PUBLIC_KEY={public}")
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ from domain.settings import (
     TableSettings,
     TableType,
 )
+from infra.store.seal import parse_private_key
 
 ROLES = ("service", "operator", "auditor")
 DEV_KEYS = {"dev-service": "service", "dev-operator": "operator", "dev-auditor": "auditor"}
@@ -78,6 +79,15 @@ class Settings(BaseSettings):
     en_banque_bank_min: str = "100.00"
     en_banque_bank_max: str = "50000.00"
     table_commission_basis_points: int = Field(default=500, ge=0, le=5000)
+    # The seals' private key (infra/store/seal.py): base64 of its 32 raw bytes, or PEM.
+    seal_key: str = ""
+    # Checkpoints of the latest seal, outside the database (infra/witness.py).
+    witness: str = "var/witness.jsonl"
+    witness_seconds: float = Field(default=10.0, ge=0.1, le=3_600)
+    witness_events: int = Field(default=1_000, ge=1, le=1_000_000)
+    # PostgreSQL: the role that owns and migrates the schema; the service's own role
+    # (CASINO_DATABASE_URL) is then granted only insert and read on the log.
+    database_owner_url: str = ""
 
     @field_validator(
         "house_stake_min",
@@ -155,6 +165,20 @@ class Settings(BaseSettings):
         if url.startswith(("postgresql://", "postgres://")):
             return url
         raise ValueError("must be sqlite:///path/to/file.sqlite or postgresql://user@host:port/db")
+
+    @field_validator("seal_key")
+    @classmethod
+    def _seal_key(cls, text: str) -> str:
+        if text.strip():
+            parse_private_key(text)
+        return text
+
+    @field_validator("database_owner_url")
+    @classmethod
+    def _owner_url(cls, url: str) -> str:
+        if url and not url.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be postgresql://owner@host:port/db (PostgreSQL only)")
+        return url
 
     @field_validator("api_keys")
     @classmethod

@@ -28,6 +28,7 @@ from prometheus_client.registry import Collector
 
 from infra.logs import get_logger
 from infra.store.store import Store
+from infra.witness import latest_seal
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LATENCY_BUCKETS_SECONDS = (0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -77,6 +78,7 @@ class Metrics:
         )  # fmt: skip
         r.register(ProjectionCollector(store))
         r.register(GroupCommitCollector(store))
+        r.register(SealCollector(store))
         # Seal and witness state (CASINO_SEAL_KEY, CASINO_WITNESS) join here once the
         # sealed ledger lands: a Collector of its own, registered like the one above.
 
@@ -165,6 +167,23 @@ class GroupCommitCollector(Collector):
              counts.fallbacks),
         ):  # fmt: skip
             yield CounterMetricFamily(f"casino_group_commit_{name}", documentation, value=value)
+
+
+class SealCollector(Collector):
+    """How far the log is sealed (infra/store/seal.py), read at each scrape: a head
+    past the sealed position is an event no seal covers."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            latest = latest_seal(self.store)
+        except Exception as error:  # A scrape must answer even when the store does not.
+            log.warning("metrics_store_unreadable", error=repr(error)[:200])
+            return
+        position = latest.position if latest is not None else 0
+        yield _gauge("casino_seal_position", "Position of the last event sealed", position)
 
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:

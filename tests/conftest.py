@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi.testclient import TestClient
 
 from domain.settings import GameSettings
@@ -32,6 +33,8 @@ POSTGRES_REQUIRED = os.environ.get("CASINO_REQUIRE_POSTGRES") == "1"
 SERVICE = {"Authorization": "Bearer dev-service"}
 OPERATOR = {"Authorization": "Bearer dev-operator"}
 AUDITOR = {"Authorization": "Bearer dev-auditor"}
+# Every test store seals its saves and signs its snapshots with this key.
+SEAL_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 
 
 def _postgres_available() -> bool:
@@ -40,6 +43,12 @@ def _postgres_available() -> bool:
             return True
     except psycopg.OperationalError:
         return False
+
+
+@pytest.fixture(autouse=True)
+def own_witness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's server notes its seals in a witness file of its own, not in ./var/."""
+    monkeypatch.setenv("CASINO_WITNESS", str(tmp_path / "witness.jsonl"))
 
 
 @pytest.fixture(scope="session")
@@ -70,7 +79,9 @@ class StoreFactory:
     def open(self, games: GameSettings | None = None) -> Store:
         # Certification mode is on by default here, so tests can choose the cards.
         games = games or GameSettings(test_mode=True)
-        store = open_store(self.url, postgres_schema=self.schema, pool_size=2, games=games)
+        store = open_store(
+            self.url, postgres_schema=self.schema, pool_size=2, games=games, seal_key=SEAL_KEY
+        )
         self.opened.append(store)
         return store
 

@@ -3,6 +3,13 @@
 `verify` reads the log once, in order, a batch at a time, beside the event chain,
 and checks as it goes:
 
+- the seals (infra/store/seal.py, infra/audit/seal_check.py): each save's seal
+  covers exactly the events at its positions, follows the seal before it, and,
+  with a public key, is signed by the service's key; with a witness file, every
+  checkpoint in it is still a seal of the store;
+- the snapshots (infra/audit/snapshot_check.py): each aggregate's latest equals
+  a replay of its events, and is signed;
+- receipts are events (one each): the chain and the seals cover them;
 - the chain (infra/event_chain.py): every position holds the event the chain
   recorded there, each event still matches its link, no event lacks a link, no
   link lacks its event; the head (and any link noted earlier) is recomputed;
@@ -24,7 +31,10 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from domain import wallet as wallet_topics
 from domain.baccarat import round as baccarat_topics
@@ -38,6 +48,8 @@ from domain.tables.audit import verify_coup
 from infra.audit.bank_check import BankCheck
 from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
 from infra.audit.rebuild import compare_with_rebuild
+from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
+from infra.audit.snapshot_check import snapshot_problems, wallet_problems
 from infra.store import chain as event_chain
 from infra.store.store import Store
 from projections import balances
@@ -64,6 +76,11 @@ class AuditReport:
     head_position: int = 0
     head_link: str = event_chain.GENESIS
     hidden_from: int | None = None  # Where links start to depend on a hidden card.
+    seals: int = 0
+    receipts: int = 0  # command receipts (answers replayed for a repeated key): events too
+    snapshots: int = 0
+    witness_checkpoints: int = 0
+    notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
 
@@ -86,9 +103,13 @@ def verify(
     round_id: str | None,
     progress: Callable[[int], None],
     anchors: Mapping[int, str] | None = None,
+    public_key: Ed25519PublicKey | None = None,
+    witness: Path | None = None,
 ) -> AuditReport:
     """Check the whole store (and every round, or only `round_id`); `anchors` are
-    chain links noted earlier, by position, that must still be what they were."""
+    chain links noted earlier, by position, that must still be what they were;
+    `public_key` checks every seal's signature; `witness` is a file of checkpoints
+    (infra/witness.py), each of which the store must still hold."""
     report = AuditReport()
     try:
         store.projector.catch_up()  # The books are compared with the read models.
@@ -99,7 +120,8 @@ def verify(
     with store.database.read() as cursor:
         chain_head = event_chain.head_position(cursor)
         hidden_from = report.hidden_from = event_chain.first_hidden_position(cursor)
-    up_to = max(chain_head, store.projector.head())
+    up_to = max(chain_head, store.projector.head(), seal_head(store))
+    sealing = SealCheck(stored_seals(store), public_key)
     chain = ChainCheck(anchors or {}, hidden_from)
     versions = _Versions()
     books = _Books()
@@ -110,6 +132,8 @@ def verify(
         notifications(store, progress, up_to), chain_rows(store, up_to)
     ):
         chain.check(position, notification, row)
+        if notification is not None:
+            sealing.add(position, notification)
         if hidden_from is None or position < hidden_from:
             report.head_position, report.head_link = chain.head_position, chain.recomputed
         if notification is None:
@@ -128,10 +152,12 @@ def verify(
         rounds.add(position, event)
         if notification.topic in ONE_EVENT_AGGREGATES:
             versions.forget(event.originator_id)
+            report.receipts += 1
     rounds.finish()
     report.rounds = rounds.checked
     report.problems += (
         chain.finish()
+        + sealing.finish(sealed_store_expected=public_key is not None)
         + versions.problems.all()
         + unreadable.all()
         + books.finish(store, up_to)
@@ -140,9 +166,30 @@ def verify(
     )
     if round_id is not None and rounds.checked == 0:
         report.problems.append(f"no round {round_id} in the store")
+    report.seals, report.notes = sealing.count, sealing.notes
     if round_id is None:
         report.problems += _read_model_problems(store, progress)
+        report.problems += _outside_problems(store, report, public_key, witness)
+        report.problems += _wallet_problems(store, books, up_to)
     return report
+
+
+def _outside_problems(
+    store: Store, report: AuditReport, public_key: Ed25519PublicKey | None, witness: Path | None
+) -> list[str]:
+    """What else could move money or lie about it: snapshots, and the witness's view."""
+    report.snapshots, problems = snapshot_problems(store, public_key)
+    if witness is not None:
+        report.witness_checkpoints, found = witness_problems(store, witness, public_key)
+        problems += found
+    return problems
+
+
+def _wallet_problems(store: Store, books: _Books, up_to: int) -> list[str]:
+    with store.database.read() as cursor:
+        if position_in(cursor) != up_to:
+            return []  # Another moment: the rebuild compare covers it.
+    return wallet_problems(store, books.wallets)
 
 
 def _read_model_problems(store: Store, progress: Callable[[int], None]) -> list[str]:

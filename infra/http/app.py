@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -37,6 +38,7 @@ from infra.logs import get_logger
 from infra.metrics import Metrics
 from infra.significant import Throttle, record_start
 from infra.store.store import Store
+from infra.witness import WitnessWorker
 from infra.workers import (
     AbandonedRoundWorker,
     DueChoiceWorker,
@@ -50,6 +52,11 @@ from infra.workers import (
 BODY_BYTES_MAX = 64 * 1024
 
 log = get_logger("casino.http")
+
+
+def witness_worker(store: Store, settings: Settings) -> WitnessWorker:
+    path = Path(settings.witness)
+    return WitnessWorker(store, path, settings.witness_seconds, settings.witness_events)
 
 
 def create_app(store: Store, settings: Settings, *, background: bool = True) -> FastAPI:
@@ -125,6 +132,7 @@ def _workers(store: Store, settings: Settings, throttle: Throttle) -> list[Perio
         DueChoiceWorker(store, settings.decision_seconds),
         ExclusionWorker(store),
         ThrottleWorker(throttle),
+        witness_worker(store, settings),
     ]
 
 

@@ -16,6 +16,18 @@ in one transaction (BEGIN ... COMMIT). This one then appends the events' links t
 `event_chain` before that transaction commits: an event and its link are stored
 together or not at all. The events' INSERT comes first, so the chain's head is
 read under SQLite's write lock, which no other writer can hold meanwhile.
+
+Both seal each transaction that inserts events (infra/store/seal.py) when given a
+`sealer`: one seal row over all the events that transaction inserts, written before
+it commits, its `previous` read under the same lock that orders the events. On
+PostgreSQL it still takes one trip: the recorder makes the seal before sending,
+over the positions that follow the head it last saw (it gives the events their
+positions itself), and the script first checks, under the lock, that the head is
+still that (`expect_log_top`, infra/store/schema.py); if another process saved
+meanwhile it fails with serialization_failure, and the recorder reads the head
+and seals again. Whoever batches several commands into one transaction (group
+commit, domain/group_commit.py) must hand all their events to one
+`insert_events` call: one seal per transaction.
 """
 
 from __future__ import annotations
@@ -24,16 +36,46 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import PersistenceError, StoredEvent
+import psycopg
+from eventsourcing.persistence import OperationalError, PersistenceError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 from psycopg import ClientCursor
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
+from infra.logs import get_logger
 from infra.store import chain as event_chain
+from infra.store import seal as seals
+from infra.store.seal import Sealer
+
+log = get_logger("casino.store")
+SEAL_TRIES_MAX = 20
+_SEAL_HEAD = f"SELECT digest, last_position FROM {seals.TABLE} ORDER BY last_position DESC LIMIT 1"
+
+
+def next_seal(
+    sealer: Sealer,
+    head: Sequence[Any] | None,
+    positions: Sequence[int],
+    stored: Sequence[StoredEvent],
+) -> seals.Seal:
+    """The seal of a transaction's events, after the seal `head` (a row of _SEAL_HEAD)."""
+    previous, last = (str(head[0]), int(head[1])) if head else (seals.GENESIS, 0)
+    if positions[0] <= last:
+        # SQLite reuses the rowids of removed last events: a tampered store.
+        raise PersistenceError(
+            f"the seals already reach position {last}, past the new event's position "
+            f"{positions[0]}: events were removed from the end of the store (run "
+            "`casino audit verify`); nothing was saved"
+        )
+    return sealer.seal(positions, stored, previous)
 
 
 class SingleTripRecorder(PostgresApplicationRecorder):
+    sealer: Sealer | None = None
+    # The last seal's digest and the log's last position, as this recorder left them.
+    _seal_head: tuple[str, int] | None = None
+
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
@@ -46,11 +88,76 @@ class SingleTripRecorder(PostgresApplicationRecorder):
         for stored in stored_events:
             params += [stored.originator_id, stored.originator_version, stored.topic, stored.state]
         with self.datastore.get_connection() as connection:
+            if self.sealer is not None:
+                return self._insert_sealed(connection, self.sealer, stored_events)
             cursor = ClientCursor(connection)
             cursor.execute(self._script(len(stored_events)), params)
             while cursor.nextset():
                 pass  # The last result is the INSERT's RETURNING.
             return [row["notification_id"] for row in cursor.fetchall()]
+
+    def _insert_sealed(
+        self, connection: Any, sealer: Sealer, stored: Sequence[StoredEvent]
+    ) -> list[int]:
+        """One trip, as unsealed: the seal is made before the INSERT, over the positions
+        the events will take (the ones after the head this recorder last saw), and the
+        script checks under the lock that the head has not moved, else it fails and
+        is made again on the head as it is now."""
+        for _ in range(SEAL_TRIES_MAX):
+            previous, top = self._seal_head or self._read_seal_head(connection)
+            positions = list(range(top + 1, top + 1 + len(stored)))
+            seal = sealer.seal(positions, stored, previous)
+            params: list[Any] = [previous, top]
+            for position, event in zip(positions, stored, strict=True):
+                params += [position, event.originator_id, event.originator_version]
+                params += [event.topic, event.state]
+            try:
+                cursor = ClientCursor(connection)
+                cursor.execute(self._sealed_script(len(stored)), [*params, *seal.row()])
+                while cursor.nextset():
+                    pass
+            except psycopg.errors.SerializationFailure:
+                self._seal_head = None  # Another process saved meanwhile: look again.
+                continue
+            except BaseException:
+                self._seal_head = None
+                raise
+            self._seal_head = (seal.digest, positions[-1])
+            return positions
+        raise OperationalError("the log kept moving on under the seal: nothing was saved")
+
+    def _read_seal_head(self, connection: Any) -> tuple[str, int]:
+        row = connection.execute(
+            SQL("SELECT {schema}.seal_head_digest(), {schema}.log_top()").format(
+                schema=Identifier(self.datastore.schema)
+            )
+        ).fetchone()
+        return str(row["seal_head_digest"]), int(row["log_top"])
+
+    def _sealed_script(self, count: int) -> Composed:
+        schema = Identifier(self.datastore.schema)
+        table = SQL("{}.{}").format(schema, Identifier(self.events_table_name))
+        values = SQL(", ").join([SQL("(%s, %s, %s, %s, %s)")] * count)
+        return SQL(
+            "SET LOCAL lock_timeout = {timeout}; "
+            "LOCK TABLE {table} IN EXCLUSIVE MODE; "
+            "SELECT {schema}.expect_log_top(%s, %s); "
+            "NOTIFY {channel}; "
+            "INSERT INTO {table} (notification_id, originator_id, originator_version, topic, "
+            "state) VALUES {values}; "
+            "INSERT INTO {seals} (" + seals.COLUMNS + ") VALUES (%s, %s, %s, %s, %s, %s, %s); "
+            # Positions are given, not drawn: the sequence follows, for any other writer.
+            "SELECT setval(pg_get_serial_sequence({qualified}, 'notification_id'), "
+            "{schema}.log_top())"
+        ).format(
+            timeout=Literal(f"{self.datastore.lock_timeout}s"),
+            table=table,
+            schema=schema,
+            channel=Identifier(self.channel_name),
+            values=values,
+            seals=SQL("{}.{}").format(schema, Identifier(seals.TABLE)),
+            qualified=Literal(f"{self.datastore.schema}.{self.events_table_name}"),
+        )
 
     def _script(self, count: int) -> Composed:
         table = SQL("{}.{}").format(
@@ -79,6 +186,8 @@ _INSERT = (
 
 
 class ChainingSQLiteRecorder(SQLiteApplicationRecorder):
+    sealer: Sealer | None = None
+
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
@@ -104,10 +213,62 @@ class ChainingSQLiteRecorder(SQLiteApplicationRecorder):
             )
             rows.append((position, originator_id, stored.originator_version, previous))
         c.executemany(_INSERT, rows)
+        if self.sealer is not None:
+            self._seal(c, self.sealer, positions, stored_events)
         return positions
+
+    def _seal(
+        self,
+        c: SQLiteCursor,
+        sealer: Sealer,
+        positions: Sequence[int],
+        stored: Sequence[StoredEvent],
+    ) -> None:
+        c.execute(_SEAL_HEAD)
+        seal = next_seal(sealer, c.fetchone(), positions, stored)
+        c.execute(
+            f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", seal.row()
+        )
 
     def _as_read(self, originator_id: UUID | str) -> str:
         """The aggregate id as a reader of the store gets it back, as text."""
         if isinstance(originator_id, UUID):
             return str(originator_id)
         return str(self.convert_originator_id(originator_id))
+
+
+class SealedSnapshots:
+    """The snapshot store's recorder, wrapped: each snapshot written is signed, and one
+    read whose signature fails (forged, or written before sealing) is ignored and
+    logged, so the aggregate loads from its events. Without a sealer no snapshot is
+    written or trusted: they only ever speed loading up."""
+
+    def __init__(self, recorder: Any, sealer: Sealer | None) -> None:
+        self.recorder = recorder
+        self.sealer = sealer
+
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Any:
+        if self.sealer is None:
+            return None
+        signed = [self.sealer.sign_snapshot(stored) for stored in stored_events]
+        return self.recorder.insert_events(signed, **kwargs)
+
+    def select_events(self, originator_id: Any, **kwargs: Any) -> list[StoredEvent]:
+        if self.sealer is None:
+            return []
+        found = []
+        for stored in self.recorder.select_events(originator_id, **kwargs):
+            snapshot = seals.snapshot_signed(self.sealer.public_key, stored)
+            if snapshot is None:
+                log.warning(
+                    "snapshot_ignored",
+                    originator_id=str(stored.originator_id),
+                    originator_version=stored.originator_version,
+                    reason="its seal does not verify: forged, or written before sealing",
+                )
+                continue
+            found.append(snapshot)
+        return found
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.recorder, name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from infra.store import chain as event_chain
+from infra.store import seal as seals
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from projections.runner import all_schemas
 
@@ -19,6 +20,8 @@ SQLITE_SNAPSHOTS_TABLE = "stored_snapshots"
 POSTGRES_EVENTS_TABLE = "casino_events"
 POSTGRES_SNAPSHOTS_TABLE = "casino_snapshots"
 SCHEMA_LOCK_KEY = 72_010_000
+# What the service may only insert into and read (rules.md 5).
+LOG_TABLES = (POSTGRES_EVENTS_TABLE, POSTGRES_SNAPSHOTS_TABLE, event_chain.TABLE, seals.TABLE)
 IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 _SQLITE_STORE = f"""
@@ -31,6 +34,10 @@ CREATE TABLE IF NOT EXISTS {SQLITE_SNAPSHOTS_TABLE} (
 CREATE TABLE IF NOT EXISTS {event_chain.TABLE} (
     position INTEGER PRIMARY KEY, originator_id TEXT NOT NULL,
     originator_version INTEGER NOT NULL, link TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS {seals.TABLE} (
+    last_position INTEGER PRIMARY KEY, first_position INTEGER NOT NULL,
+    event_count INTEGER NOT NULL, events_digest TEXT NOT NULL, previous TEXT NOT NULL,
+    digest TEXT NOT NULL, signature TEXT NOT NULL);
 """
 
 _SQLITE_IMMUTABLE = """
@@ -91,6 +98,38 @@ BEGIN
             || encode(sha256(NEW.state), 'hex'), 'UTF8')), 'hex'));
     RETURN NULL;
 END $$;
+CREATE TABLE IF NOT EXISTS {schema}.{seals} (
+    last_position bigint PRIMARY KEY, first_position bigint NOT NULL,
+    event_count bigint NOT NULL, events_digest text NOT NULL, previous text NOT NULL,
+    digest text NOT NULL, signature text NOT NULL);
+-- The sealed recorder (infra/store/recorders.py) makes a save's seal before its one
+-- trip, over the positions after the head it last saw; under the events' lock the
+-- trip first checks that head, and fails with serialization_failure if another
+-- writer moved it (the recorder then looks again and seals anew).
+CREATE OR REPLACE FUNCTION {schema}.log_top() RETURNS bigint
+LANGUAGE sql STABLE AS $$ SELECT COALESCE(MAX(notification_id), 0) FROM {schema}.{events} $$;
+CREATE OR REPLACE FUNCTION {schema}.seal_head_digest() RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT COALESCE((SELECT digest FROM {schema}.{seals} ORDER BY last_position DESC LIMIT 1),
+        '{seal_genesis}') $$;
+CREATE OR REPLACE FUNCTION {schema}.expect_log_top(expected_digest text, expected_top bigint)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    top bigint := {schema}.log_top();
+    reach bigint := GREATEST(
+        (SELECT COALESCE(MAX(position), 0) FROM {schema}.{chain}),
+        (SELECT COALESCE(MAX(last_position), 0) FROM {schema}.{seals}));
+BEGIN
+    IF reach > top THEN
+        RAISE EXCEPTION 'the event chain already reaches position %, past the last event at '
+            '%: events were removed from the end of the store (run `casino audit verify`); '
+            'nothing was saved', reach, top USING ERRCODE = 'data_exception';
+    END IF;
+    IF top <> expected_top OR {schema}.seal_head_digest() <> expected_digest THEN
+        RAISE EXCEPTION 'the log moved on since this save was sealed'
+            USING ERRCODE = 'serialization_failure';
+    END IF;
+END $$;
 CREATE OR REPLACE TRIGGER {events}_chain AFTER INSERT ON {schema}.{events}
     FOR EACH ROW EXECUTE FUNCTION {schema}.chain_event();
 """
@@ -106,7 +145,7 @@ CREATE OR REPLACE TRIGGER {table}_refuse_truncate BEFORE TRUNCATE ON {schema}.{t
 def create_sqlite_schema(database: SQLiteDatabase) -> None:
     immutable = "".join(
         _SQLITE_IMMUTABLE.format(table=table)
-        for table in (SQLITE_EVENTS_TABLE, SQLITE_SNAPSHOTS_TABLE, event_chain.TABLE)
+        for table in (SQLITE_EVENTS_TABLE, SQLITE_SNAPSHOTS_TABLE, event_chain.TABLE, seals.TABLE)
     )
     database.script(_SQLITE_STORE + immutable + all_schemas())
 
@@ -119,11 +158,12 @@ def create_postgres_schema(database: PostgresDatabase) -> None:
         events=POSTGRES_EVENTS_TABLE,
         snapshots=POSTGRES_SNAPSHOTS_TABLE,
         chain=event_chain.TABLE,
+        seals=seals.TABLE,
+        seal_genesis=seals.GENESIS,
         genesis=event_chain.GENESIS,
     )
     immutable = "".join(
-        _POSTGRES_IMMUTABLE.format(schema=schema, table=table)
-        for table in (POSTGRES_EVENTS_TABLE, POSTGRES_SNAPSHOTS_TABLE, event_chain.TABLE)
+        _POSTGRES_IMMUTABLE.format(schema=schema, table=table) for table in LOG_TABLES
     )
     database.script(store + immutable + all_schemas())
 
@@ -132,3 +172,35 @@ def check_identifier(name: str) -> str:
     if not IDENTIFIER.fullmatch(name):
         raise ValueError(f"{name!r} is not a plain lower-case SQL identifier")
     return name
+
+
+_POSTGRES_GRANTS = """
+SELECT pg_advisory_xact_lock({lock});
+REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {role};
+GRANT USAGE ON SCHEMA {schema} TO {role};
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role};
+REVOKE UPDATE, DELETE ON {log_tables} FROM {role};
+-- The recorder's LOCK TABLE ... IN EXCLUSIVE MODE (infra/store/recorders.py) asks for
+-- UPDATE, DELETE or TRUNCATE on the table; TRUNCATE is the one a trigger refuses
+-- outright, and only the owner could disable that trigger.
+GRANT TRUNCATE ON {schema}.{events} TO {role};
+GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO {role};
+"""
+
+
+def grant_service_role(owner: PostgresDatabase, role: str) -> None:
+    """Let `role` (the service's) insert into and read the log's tables (events,
+    snapshots, chain, seals), and write the read models; nothing more. It owns no
+    table, so it can neither alter one, nor truncate one, nor disable a trigger."""
+    schema = check_identifier(owner.schema)
+    role = check_identifier(role)
+    log_tables = ", ".join(f"{schema}.{table}" for table in LOG_TABLES)
+    owner.script(
+        _POSTGRES_GRANTS.format(
+            lock=SCHEMA_LOCK_KEY,
+            schema=schema,
+            role=role,
+            log_tables=log_tables,
+            events=POSTGRES_EVENTS_TABLE,
+        )
+    )

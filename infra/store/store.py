@@ -11,18 +11,22 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 from uuid import UUID
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from eventsourcing.persistence import Notification
 
 from domain.application import CasinoApplication
 from domain.group_commit import GroupCommitSettings
 from domain.settings import GameSettings
 from infra.store.database import PostgresDatabase, SQLiteDatabase
+from infra.store.recorders import ChainingSQLiteRecorder, SealedSnapshots, SingleTripRecorder
 from infra.store.schema import (
     SQLITE_EVENTS_TABLE,
     check_identifier,
     create_postgres_schema,
     create_sqlite_schema,
+    grant_service_role,
 )
+from infra.store.seal import Sealer
 from projections.base import POSITION_MAX, Cursor, Database
 from projections.runner import Projector
 
@@ -58,14 +62,20 @@ def open_store(
     pool_size: int = 5,
     games: GameSettings | None = None,
     group_commit: GroupCommitSettings | None = DEFAULT_GROUP_COMMIT,
+    seal_key: Ed25519PrivateKey | None = None,
+    owner_url: str | None = None,
 ) -> Store:
     """The store at `url`, its schema made; concurrent commands' saves share
-    transactions unless `group_commit` is None."""
+    transactions unless `group_commit` is None. With `seal_key`, every transaction
+    that inserts events is sealed and snapshots are signed and trusted
+    (infra/store/seal.py); without, nothing is sealed and no snapshot is used. With
+    `owner_url` (PostgreSQL), that role builds the schema and grants `url`'s role
+    only what the service needs (infra/store/schema.py)."""
     database: Database
     if url.startswith("sqlite:///"):
         database, env = _sqlite(url.removeprefix("sqlite:///"))
     else:
-        database, env = _postgres(url, check_identifier(postgres_schema), pool_size)
+        database, env = _postgres(url, check_identifier(postgres_schema), pool_size, owner_url)
     env.update(
         CREATE_TABLE="false",
         AGGREGATE_CACHE_MAXSIZE=str(AGGREGATE_CACHE_SIZE),
@@ -74,6 +84,7 @@ def open_store(
         AGGREGATE_CACHE_FASTFORWARD="false",
     )
     app = CasinoApplication(env=env, games=games)
+    _seal(app, seal_key)
     if group_commit is not None:
         app.enable_group_commit(group_commit)
     # On SQLite the events share the read models' file: the projector reads them in its
@@ -85,6 +96,15 @@ def open_store(
     )
     projector.start()
     return Store(app, database, projector, url, postgres_schema)
+
+
+def _seal(app: CasinoApplication, key: Ed25519PrivateKey | None) -> None:
+    sealer = Sealer(key) if key is not None else None
+    recorder = app.recorder
+    assert isinstance(recorder, ChainingSQLiteRecorder | SingleTripRecorder)
+    recorder.sealer = sealer
+    assert app.snapshots is not None
+    app.snapshots.recorder = SealedSnapshots(app.snapshots.recorder, sealer)  # type: ignore[assignment]
 
 
 def _sqlite(path: str) -> tuple[SQLiteDatabase, dict[str, str]]:
@@ -101,11 +121,21 @@ def _sqlite(path: str) -> tuple[SQLiteDatabase, dict[str, str]]:
     return database, env
 
 
-def _postgres(url: str, schema: str, pool_size: int) -> tuple[PostgresDatabase, dict[str, str]]:
+def _postgres(
+    url: str, schema: str, pool_size: int, owner_url: str | None
+) -> tuple[PostgresDatabase, dict[str, str]]:
     parts = urlparse(url)
     conninfo = url.replace("postgres://", "postgresql://", 1)
     database = PostgresDatabase(conninfo, schema, pool_size)
-    create_postgres_schema(database)
+    if owner_url:
+        owner = PostgresDatabase(owner_url.replace("postgres://", "postgresql://", 1), schema, 1)
+        try:
+            create_postgres_schema(owner)
+            grant_service_role(owner, unquote(parts.username or "postgres"))
+        finally:
+            owner.close()
+    else:
+        create_postgres_schema(database)
     env = {
         "PERSISTENCE_MODULE": "eventsourcing.postgres",
         "APPLICATION_RECORDER_TOPIC": "infra.store.recorders:SingleTripRecorder",

@@ -132,6 +132,9 @@ def _workers(workers: list[PeriodicWorker]) -> Check:
     for worker in workers:
         if not worker.alive:
             return Check("workers", False, f"the {worker.name} worker has stopped")
+        problem = getattr(worker, "problem", None)  # the witness's, say
+        if problem:
+            return Check("workers", False, problem)
         quiet = now - (worker.last_pass or worker.started_at or now)
         if quiet > 3 * worker.interval_seconds + WORKER_GRACE_SECONDS:
             return Check("workers", False, f"the {worker.name} worker is stuck: {quiet:.0f} s")

@@ -61,6 +61,7 @@ def test_requests_commands_saves_and_the_log_are_counted(api: Api, store: Store)
     assert 1 <= sample(samples, "casino_group_commit_transactions_total") <= 3
     assert sample(samples, "casino_events_written_total") == head
     assert sample(samples, "casino_projection_head") == head
+    assert sample(samples, "casino_seal_position") == head  # every event sealed
     assert sample(samples, "casino_projection_position") == head  # the ledger read caught up
     assert sample(samples, "casino_projection_lag") == 0
 
@@ -130,7 +131,7 @@ def test_a_server_with_its_workers_is_ready(store: Store) -> None:
         assert checks == {"store": True, "projector": True, "workers": True}
         workers = next(c for c in answer.json()["checks"] if c["name"] == "workers")
         assert workers["detail"] == (
-            "idle_rounds, abandoned_rounds, due_choices, exclusions, significant_events"
+            "idle_rounds, abandoned_rounds, due_choices, exclusions, significant_events, witness"
         )
         deadline = time.monotonic() + 10
         while not sample(scrape(api), "casino_worker_ticks_total", worker="projector"):
@@ -167,3 +168,20 @@ def test_a_store_that_does_not_answer_is_a_503_everywhere_but_liveness(
     assert (ready.status_code, ready.json()["code"]) == (503, "not_ready")
     assert ready.json()["detail"] == "store: the store does not answer"
     assert api.client.get("/metrics").status_code == 200  # without the store's gauges
+
+
+def test_a_witness_that_cannot_write_makes_the_server_not_ready(
+    store: Store, tmp_path: Any
+) -> None:
+    # Given a witness file where no file can be made (its directory is a file)
+    (tmp_path / "not-a-directory").write_text("")
+    witness = str(tmp_path / "not-a-directory" / "witness.jsonl")
+    store.app.register_player("ann", "Ann")  # a seal to note
+    with serving(store, background=True, witness=witness) as api:
+        deadline = time.monotonic() + 10
+        while (answer := api.client.get("/v1/health/ready")).status_code == 200:
+            assert time.monotonic() < deadline, "readiness never saw the witness fail"
+            time.sleep(0.05)
+        # Then readiness names it
+        assert answer.status_code == 503
+        assert f"the witness cannot write {witness}" in answer.json()["detail"]

@@ -1,0 +1,215 @@
+"""Checking the seals beside the log (`casino audit verify`), and the witness's checkpoints.
+
+Every seal (infra/store/seal.py) must follow the one before it, hash to its digest,
+be signed by the service's key (with `--public-key`), and cover exactly the events
+that now stand at its positions. An event no seal covers, after sealing began, was
+inserted behind the store's back; a seal whose events differ names the positions of
+the save that was altered, had an event inserted, removed or moved. A cut tail takes
+its seals with it: only a checkpoint written elsewhere shows that (`--witness`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from infra.audit.chain_check import Problems, name_of
+from infra.store import seal as seals
+from infra.store.seal import Seal
+from infra.store.store import Store
+
+BATCH = 1000
+WITNESS_LINES_MAX = 10_000_000
+
+
+def stored_seals(store: Store, up_to: int | None = None) -> Iterator[Seal]:
+    """The store's seals in position order (up to the one covering `up_to`)."""
+    after = 0
+    while True:
+        with store.database.read() as cursor:
+            cursor.execute(
+                f"SELECT {seals.COLUMNS} FROM {seals.TABLE} WHERE last_position > ?"
+                " ORDER BY last_position LIMIT ?",
+                (after, BATCH),
+            )
+            batch = [seals.seal_of(row) for row in cursor.fetchall()]
+        if not batch:
+            return
+        yield from batch
+        after = batch[-1].last_position
+        if up_to is not None and after >= up_to:
+            return
+
+
+def seal_head(store: Store) -> int:
+    with store.database.read() as cursor:
+        cursor.execute(f"SELECT MAX(last_position) FROM {seals.TABLE}")
+        row = cursor.fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+class SealCheck:
+    """The seals, one save at a time, beside the events in log order."""
+
+    def __init__(self, found: Iterator[Seal], public_key: Ed25519PublicKey | None) -> None:
+        self.problems = Problems("the seals")
+        self.notes: list[str] = []
+        self.public_key = public_key
+        self.found = found
+        self.current: Seal | None = next(found, None)
+        self.previous: Seal | None = None
+        self.count = 0
+        self.lines: list[bytes] = []
+        self.positions: list[int] = []
+        self.unsealed: list[int] = []  # a run of events no seal covers
+        self.unsealed_first = ""
+
+    def add(self, position: int, notification: Any) -> None:
+        while self.current is not None and self.current.last_position < position:
+            self._close()
+        seal = self.current
+        if seal is None or position < seal.first_position:
+            self._unsealed(position, notification)
+            return
+        self._flush_unsealed()
+        self.positions.append(position)
+        self.lines.append(
+            seals.event_line(
+                position,
+                notification.originator_id,
+                int(notification.originator_version),
+                str(notification.topic),
+                bytes(notification.state),
+            )
+        )
+
+    def _unsealed(self, position: int, notification: Any) -> None:
+        if self.unsealed and self.unsealed[-1] != position - 1:
+            self._flush_unsealed()
+        if not self.unsealed:
+            self.unsealed_first = name_of(notification)
+        self.unsealed.append(position)
+
+    def _flush_unsealed(self) -> None:
+        if not self.unsealed:
+            return
+        first, last = self.unsealed[0], self.unsealed[-1]
+        self.unsealed = []
+        if self.previous is None:
+            self.notes.append(
+                f"the events at positions {first}..{last} are in no seal: written before "
+                "sealing began, only the event chain covers them"
+            )
+        elif first == last:
+            self.problems.add(
+                f"event at position {first} ({self.unsealed_first}) is in no seal: it was "
+                "inserted behind the store's back"
+            )
+        else:
+            self.problems.add(
+                f"the events at positions {first}..{last} (the first {self.unsealed_first}) "
+                "are in no seal: they were inserted behind the store's back"
+            )
+
+    def _close(self) -> None:
+        seal = self.current
+        assert seal is not None
+        self._check_seal(seal)
+        self._check_events(seal)
+        self.count += 1
+        self.previous, self.current = seal, next(self.found, None)
+        self.lines, self.positions = [], []
+
+    def _check_seal(self, seal: Seal) -> None:
+        where = f"the seal of positions {seal.first_position}..{seal.last_position}"
+        before = self.previous.digest if self.previous is not None else seals.GENESIS
+        if seal.previous != before:
+            self.problems.add(
+                f"{where} does not follow the seal before it: a seal was removed, "
+                "inserted or reordered"
+            )
+        digest = seals.seal_digest(
+            seal.first_position,
+            seal.last_position,
+            seal.event_count,
+            seal.events_digest,
+            seal.previous,
+        )
+        if digest != seal.digest:
+            self.problems.add(f"{where} does not hash to its digest: it was altered")
+        elif self.public_key is not None and not seals.signs(
+            self.public_key, seal.signature, digest.encode()
+        ):
+            self.problems.add(f"{where} is not signed by the service's key: it was forged")
+
+    def _check_events(self, seal: Seal) -> None:
+        if (
+            len(self.positions) == seal.event_count
+            and seals.events_digest(self.lines) == seal.events_digest
+        ):
+            return
+        span = f"positions {seal.first_position}..{seal.last_position}"
+        if not self.positions:
+            self.problems.add(f"the events at {span}, {seal.event_count} sealed, were removed")
+            return
+        there = ", ".join(str(p) for p in self.positions)
+        self.problems.add(
+            f"the events at {span} are not those sealed ({seal.event_count} sealed; now at "
+            f"{there}): an event there was altered, inserted, removed or moved"
+        )
+
+    def finish(self, sealed_store_expected: bool) -> list[str]:
+        while self.current is not None:
+            self._close()
+        self._flush_unsealed()
+        if sealed_store_expected and self.count == 0:
+            self.problems.add(
+                "the store holds no seal: nothing shows that its events are the service's"
+            )
+        return self.problems.all()
+
+
+def witness_problems(
+    store: Store, witness: Path, public_key: Ed25519PublicKey | None
+) -> tuple[int, list[str]]:
+    """Every checkpoint in the witness file must still be a seal of the store, the same."""
+    problems = Problems("the witness")
+    checked = 0
+    with witness.open() as lines:
+        for number, line in enumerate(lines, start=1):
+            if number > WITNESS_LINES_MAX or not line.strip():
+                continue
+            checked += 1
+            problem = _checkpoint_problem(store, line, public_key)
+            if problem:
+                problems.add(f"witness line {number}: {problem}")
+    return checked, problems.all()
+
+
+def _checkpoint_problem(store: Store, line: str, public_key: Ed25519PublicKey | None) -> str:
+    try:
+        noted = json.loads(line)
+        position, digest = int(noted["position"]), str(noted["digest"])
+        signature, at = str(noted["signature"]), str(noted.get("time", "?"))
+    except (ValueError, KeyError, TypeError):
+        return "not a checkpoint (JSON with position, digest, time, signature)"
+    if public_key is not None and not seals.signs(public_key, signature, digest.encode()):
+        return f"the checkpoint at position {position} is not signed by the service's key"
+    with store.database.read() as cursor:
+        cursor.execute(f"SELECT digest FROM {seals.TABLE} WHERE last_position = ?", (position,))
+        row = cursor.fetchone()
+    if row is None:
+        return (
+            f"the store holds no seal ending at position {position}, which the witness saw "
+            f"at {at}: the log was cut or rewritten there"
+        )
+    if str(row[0]) != digest:
+        return (
+            f"the seal ending at position {position} is not the one the witness saw at {at}: "
+            "the log was rewritten up to there"
+        )
+    return ""

@@ -1,0 +1,213 @@
+"""Seals: a signature over every save, with a key the database never holds (rules.md 5).
+
+Each database transaction that inserts events also inserts one row in `event_seals`:
+
+    events  = SHA-256 over, for each event in position order,
+              "position|aggregate id|version|topic|SHA-256 hex of its stored bytes\\n"
+    digest  = SHA-256 hex of "casino-seal/1|first|last|count|events|previous"
+    signature = Ed25519(private key, digest)
+
+where first..last are the positions the save took, count its number of events and
+`previous` the digest of the seal before it (GENESIS for the first). The chain of
+digests orders the seals; the signature makes a seal impossible to forge without
+the private key, which lives in CASINO_SEAL_KEY, never in the store. An auditor
+needs only the public key (`casino audit verify --public-key`).
+
+Snapshots are signed one by one ("casino-snapshot/1|aggregate id|version|topic|
+SHA-256 hex of the state"); the signature is appended to the stored state
+(`SealedSnapshots`), so it is written in the snapshot's own transaction, and a
+snapshot whose signature fails is ignored: the aggregate loads from its events.
+
+Keys are written as base64 of their 32 raw bytes; a PEM (PKCS#8 private, or
+SubjectPublicKeyInfo public) is accepted too.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from eventsourcing.persistence import StoredEvent
+
+TABLE = "event_seals"
+GENESIS = "0" * 64
+SIGNATURE_BYTES = 64
+SNAPSHOT_MARK = b"\x00casino-snapshot-seal/1:"
+COLUMNS = "last_position, first_position, event_count, events_digest, previous, digest, signature"
+
+
+class SealKeyError(ValueError):
+    """A key that cannot be read; the message says what was expected."""
+
+
+@dataclass(frozen=True)
+class Seal:
+    first_position: int
+    last_position: int
+    event_count: int
+    events_digest: str
+    previous: str
+    digest: str
+    signature: str  # hex
+
+    def row(self) -> tuple[Any, ...]:
+        return (
+            self.last_position,
+            self.first_position,
+            self.event_count,
+            self.events_digest,
+            self.previous,
+            self.digest,
+            self.signature,
+        )
+
+
+def seal_of(row: Sequence[Any]) -> Seal:
+    """A seal from a row of `event_seals`, columns in the order of COLUMNS."""
+    last, first, count, events, previous, digest, signature = row
+    return Seal(int(first), int(last), int(count), str(events), str(previous), str(digest),
+                str(signature))  # fmt: skip
+
+
+def event_line(position: int, originator_id: Any, version: int, topic: str, state: bytes) -> bytes:
+    aggregate = str(originator_id if isinstance(originator_id, UUID) else UUID(str(originator_id)))
+    state_hash = hashlib.sha256(state).hexdigest()
+    return f"{position}|{aggregate}|{version}|{topic}|{state_hash}\n".encode()
+
+
+def events_digest(lines: Iterable[bytes]) -> str:
+    hasher = hashlib.sha256()
+    for line in lines:
+        hasher.update(line)
+    return hasher.hexdigest()
+
+
+def seal_digest(first: int, last: int, count: int, events: str, previous: str) -> str:
+    body = f"casino-seal/1|{first}|{last}|{count}|{events}|{previous}"
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def signs(public_key: Ed25519PublicKey, signature_hex: str, message: bytes) -> bool:
+    try:
+        public_key.verify(bytes.fromhex(signature_hex), message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def snapshot_message(originator_id: Any, version: int, topic: str, state: bytes) -> bytes:
+    aggregate = str(originator_id if isinstance(originator_id, UUID) else UUID(str(originator_id)))
+    body = f"casino-snapshot/1|{aggregate}|{version}|{topic}|{hashlib.sha256(state).hexdigest()}"
+    return body.encode()
+
+
+def split_snapshot(stored: StoredEvent) -> tuple[bytes, bytes | None]:
+    """A stored snapshot's own state and its signature (None when it carries none)."""
+    state = bytes(stored.state)
+    cut = len(state) - SIGNATURE_BYTES - len(SNAPSHOT_MARK)
+    if cut < 0 or state[cut : cut + len(SNAPSHOT_MARK)] != SNAPSHOT_MARK:
+        return state, None
+    return state[:cut], state[cut + len(SNAPSHOT_MARK) :]
+
+
+def snapshot_signed(public_key: Ed25519PublicKey, stored: StoredEvent) -> StoredEvent | None:
+    """The snapshot as the mapper reads it, or None when its signature fails."""
+    state, signature = split_snapshot(stored)
+    if signature is None:
+        return None
+    message = snapshot_message(stored.originator_id, stored.originator_version, stored.topic, state)
+    if not signs(public_key, signature.hex(), message):
+        return None
+    return StoredEvent(stored.originator_id, stored.originator_version, stored.topic, state)
+
+
+class Sealer:
+    """Signs seals and snapshots with the private key."""
+
+    def __init__(self, private_key: Ed25519PrivateKey) -> None:
+        self.private_key = private_key
+        self.public_key = private_key.public_key()
+
+    def seal(self, positions: Sequence[int], stored: Sequence[StoredEvent], previous: str) -> Seal:
+        lines = (
+            event_line(p, s.originator_id, s.originator_version, s.topic, s.state)
+            for p, s in zip(positions, stored, strict=True)
+        )
+        first, last, count = positions[0], positions[-1], len(positions)
+        events = events_digest(lines)
+        digest = seal_digest(first, last, count, events, previous)
+        signature = self.private_key.sign(digest.encode()).hex()
+        return Seal(first, last, count, events, previous, digest, signature)
+
+    def sign_snapshot(self, stored: StoredEvent) -> StoredEvent:
+        state = bytes(stored.state)
+        message = snapshot_message(
+            stored.originator_id, stored.originator_version, stored.topic, state
+        )
+        signature = self.private_key.sign(message)
+        return StoredEvent(stored.originator_id, stored.originator_version, stored.topic,
+                           state + SNAPSHOT_MARK + signature)  # fmt: skip
+
+
+def new_private_key() -> Ed25519PrivateKey:
+    return Ed25519PrivateKey.generate()
+
+
+def private_key_text(key: Ed25519PrivateKey) -> str:
+    raw = key.private_bytes(
+        serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption()
+    )
+    return base64.b64encode(raw).decode()
+
+
+def public_key_text(key: Ed25519PublicKey) -> str:
+    raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return base64.b64encode(raw).decode()
+
+
+def parse_private_key(text: str) -> Ed25519PrivateKey:
+    text = text.strip()
+    try:
+        if text.startswith("-----BEGIN"):
+            key = serialization.load_pem_private_key(text.encode(), password=None)
+            if not isinstance(key, Ed25519PrivateKey):
+                raise SealKeyError("the PEM holds no Ed25519 private key")
+            return key
+        return Ed25519PrivateKey.from_private_bytes(_raw_32(text))
+    except (ValueError, TypeError) as error:
+        raise SealKeyError(
+            f"not an Ed25519 private key (base64 of 32 bytes, or PEM): {error}"
+        ) from None
+
+
+def parse_public_key(text: str) -> Ed25519PublicKey:
+    text = text.strip()
+    try:
+        if text.startswith("-----BEGIN"):
+            key = serialization.load_pem_public_key(text.encode())
+            if not isinstance(key, Ed25519PublicKey):
+                raise SealKeyError("the PEM holds no Ed25519 public key")
+            return key
+        return Ed25519PublicKey.from_public_bytes(_raw_32(text))
+    except (ValueError, TypeError) as error:
+        raise SealKeyError(
+            f"not an Ed25519 public key (base64 of 32 bytes, or PEM): {error}"
+        ) from None
+
+
+def _raw_32(text: str) -> bytes:
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except binascii.Error:
+        raise ValueError("not base64") from None
+    if len(raw) != 32:
+        raise ValueError(f"{len(raw)} bytes, not 32")
+    return raw

@@ -1,0 +1,81 @@
+"""The service's PostgreSQL role can insert and read the log, never change it (rules.md 5).
+
+With CASINO_DATABASE_OWNER_URL the owner builds the schema and grants the service's
+role (CASINO_DATABASE_URL) only what it needs. The role is a plain one made here;
+the `postgres` superuser of the test database is the owner.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from infra.store import chain as event_chain
+from infra.store import seal as seals
+from infra.store.store import open_store
+from tests.conftest import POSTGRES_URL, SEAL_KEY, StoreFactory
+
+pytestmark = pytest.mark.postgres
+GUARDED = ("casino_events", "casino_snapshots", event_chain.TABLE, seals.TABLE)
+
+
+@pytest.fixture
+def service_role(postgres_up: bool) -> Iterator[str]:
+    if not postgres_up:
+        pytest.skip(f"PostgreSQL at {POSTGRES_URL} is not reachable")
+    role = f"casino_service_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as owner:
+        owner.execute(f"CREATE ROLE {role} LOGIN NOSUPERUSER")  # type: ignore[arg-type]
+    yield role
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as owner:
+        owner.execute(f"DROP OWNED BY {role}")  # type: ignore[arg-type]
+        owner.execute(f"DROP ROLE {role}")  # type: ignore[arg-type]
+
+
+def service_url(role: str) -> str:
+    host = POSTGRES_URL.split("@", 1)[1]
+    return f"postgresql://{role}@{host}"
+
+
+def test_the_service_role_saves_and_reads_but_cannot_change_the_log(
+    service_role: str, tmp_path: object
+) -> None:
+    # Given a store built by the owner, opened by the service's own role
+    factory = StoreFactory("postgres", tmp_path)  # type: ignore[arg-type]
+    schema = factory.schema
+    url = service_url(service_role)
+    try:
+        store = open_store(
+            url, postgres_schema=schema, pool_size=2, seal_key=SEAL_KEY, owner_url=POSTGRES_URL
+        )
+        try:
+            # When it serves commands and keeps its read models
+            store.app.register_player("ann", "Ann")
+            store.app.deposit("ann", "real", 1_000)
+            store.projector.catch_up()
+            assert store.app.wallet("ann", "real").balance_cents == 1_000
+        finally:
+            store.close()
+        # Then with its credentials no guard can be switched off, no row changed
+        with psycopg.connect(url, autocommit=True) as service:
+            service.execute(f"SET search_path TO {schema}")  # type: ignore[arg-type]
+            for table in GUARDED:
+                for attempt in (
+                    f"ALTER TABLE {table} DISABLE TRIGGER USER",
+                    f"UPDATE {table} SET originator_version = originator_version"
+                    if table in GUARDED[:2]
+                    else f"UPDATE {table} SET position = position"
+                    if table == event_chain.TABLE
+                    else f"UPDATE {table} SET digest = digest",
+                    f"DELETE FROM {table}",
+                    f"TRUNCATE {table}",
+                    f"DROP TABLE {table}",
+                ):
+                    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                        service.execute(attempt)  # type: ignore[arg-type]
+            assert service.execute("SELECT COUNT(*) FROM casino_events").fetchone() == (4,)
+    finally:
+        factory.close_all()
