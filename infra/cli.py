@@ -214,6 +214,7 @@ def served_app() -> Any:
     own store and connections."""
     from infra.http.app import create_app
 
+    _end_with_parent()  # a killed `casino serve` leaves no worker serving behind it
     settings = settings_or_exit()
     configure_logging(settings.log_level)
     return create_app(open_configured_store(settings, sealed=True), settings)
@@ -221,17 +222,23 @@ def served_app() -> Any:
 
 def _projector_beside() -> subprocess.Popen[bytes]:
     """`casino projections run` in a process of its own, ended with the server (the
-    kernel ends it even when the server is killed, so none is left behind)."""
+    kernel ends it even when the server is killed, so none is left behind; each of
+    several server processes is ended so too, in `served_app`)."""
     command = [sys.executable, "-m", "infra.cli", "projections", "run"]
     return subprocess.Popen(command, preexec_fn=_end_with_parent)
 
 
 def _end_with_parent() -> None:
+    """Have the kernel send this process SIGTERM when its parent dies (Linux)."""
     import ctypes
+    import os
     import signal
 
     PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
+    parent = os.getppid()
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # died before the request was made: nothing will tell us
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 @projections_app.command("run")

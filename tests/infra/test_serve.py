@@ -97,16 +97,17 @@ def test_every_read_of_a_served_store_includes_the_commands_answered_before_it(
             assert [entry["amount"] for entry in ledger.json()["entries"]] == ["12.50"]
         health = client.get("/v1/health").json()
         assert health["projections"]["runs"] == ("separate" if postgres else "inside")
-        projectors = [
-            pid for pid in children_of(server.pid) if "projections run" in command_line(pid)
-        ]
+        children = children_of(server.pid)
+        projectors = [pid for pid in children if "projections run" in command_line(pid)]
+        serving_processes = [pid for pid in children if "spawn_main" in command_line(pid)]
         assert len(projectors) == (1 if postgres else 0)
+        assert len(serving_processes) == (2 if postgres else 0)
         server.send_signal(signal.SIGKILL)
         server.wait(timeout=30)
-    # And a killed server leaves no projector of its behind.
-    deadline = time.monotonic() + 10
-    while not all(gone(pid) for pid in projectors):
-        assert time.monotonic() < deadline, "the projector outlived its server"
+    # And a killed server leaves no projector nor server process of its behind.
+    deadline = time.monotonic() + 20
+    while not all(gone(pid) for pid in children):
+        assert time.monotonic() < deadline, "a process outlived its server"
         time.sleep(0.05)
 
 
