@@ -161,47 +161,69 @@ class Projector:
         if self.failure is not None:
             raise self.failure
         target = self.head() if up_to is None else up_to
-        if self.position() >= target:
-            return 0  # Up to date: two reads, and no write lock taken from the writers.
+        position = self.position()
         applied = 0
-        while batch := self.apply_next_batch(target):
-            applied += batch
+        # Batch after batch until the target, and no further: once a batch reaches it,
+        # no empty batch (a write transaction under the lock) is run to find out.
+        while position < target:
+            count, position = self._next_batch(target)
+            if not count:
+                break  # Nothing more to read below the target (it was not committed yet).
+            applied += count
         return applied
 
     def apply_next_batch(self, up_to: int | None = None) -> int:
+        return self._next_batch(up_to)[0]
+
+    def _next_batch(self, up_to: int | None) -> tuple[int, int]:
+        """Apply the next batch; how many it applied, and the position reached. At an
+        event a read model cannot apply, the projector stops there (ProjectionFailed)."""
         if self.failure is not None:
             raise self.failure
         try:
             try:
-                return self._apply_next(self.batch_size, up_to)
+                return self._batch(self.batch_size, up_to)
             except ProjectionFailed as failed:
                 if failed.first == failed.last:
                     raise
                 # The batch failed: its events again, one a transaction, so the ones
                 # before the culprit are kept and the culprit is named.
-                return sum(self._apply_next(1, up_to) for _ in range(failed.last - failed.first))
+                return self._one_by_one(failed.last - failed.first, up_to)
         except ProjectionFailed as failed:
             self._stop(failed)
             raise
 
-    def _apply_next(self, limit: int, up_to: int | None) -> int:
+    def _one_by_one(self, events: int, up_to: int | None) -> tuple[int, int]:
+        applied, position = 0, 0
+        for _ in range(events):
+            count, position = self._batch(1, up_to)
+            if not count:
+                break
+            applied += count
+        return applied, position
+
+    def _batch(self, limit: int, up_to: int | None) -> tuple[int, int]:
         with self.database.write() as cursor:
-            notifications = self.read_notifications(cursor, position_in(cursor), limit, up_to)
-            applied = self.apply(cursor, notifications)
-            if applied and not self._failure_row_checked:
-                failure.clear_passed(cursor, NAME, position_in(cursor))
+            position = position_in(cursor)
+            notifications = self.read_notifications(cursor, position, limit, up_to)
+            count = self.apply(cursor, notifications, position)
+            if count and not self._failure_row_checked:  # once: a failure got past
+                failure.clear_passed(cursor, NAME, notifications[-1].id)
                 self._failure_row_checked = True
-            return applied
+            return count, notifications[-1].id if count else position
 
     def _stop(self, failed: ProjectionFailed) -> None:
         self.failure = failed
         with self.database.write() as cursor:
             failure.record(cursor, NAME, failed)
 
-    def apply(self, cursor: Cursor, notifications: Sequence[Any]) -> int:
+    def apply(
+        self, cursor: Cursor, notifications: Sequence[Any], position: int | None = None
+    ) -> int:
         """Apply the notifications not applied yet, in one transaction with the new
-        position; those at or before the position are skipped (exactly once)."""
-        position = position_in(cursor)
+        position (read in that transaction, unless given, read there already); those at
+        or before the position are skipped (exactly once)."""
+        position = position_in(cursor) if position is None else position
         fresh = [n for n in notifications if n.id > position]
         if not fresh:
             return 0
