@@ -169,3 +169,20 @@ def test_a_balance_written_into_a_read_model_past_its_limits_is_refused_on_readi
         answer = api.get(path, headers=OPERATOR)
         assert answer.status_code == 503, path
         assert answer.json()["code"] == "read_model_unavailable"
+
+
+def test_a_read_waiting_for_a_projector_in_another_process_hears_it_stopped(
+    api: Api, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given reads that wait for a projector beside the server, and that projector
+    # (another process here: another Projector on the same store) stopped at an event,
+    api.player("alice", real="1.00")
+    store.projector_inside, store.reads_wait_for_head = False, True
+    ledger_refusing_the_poison(monkeypatch)
+    api.deposit("alice", "6.66")
+    with pytest.raises(ProjectionFailed):
+        restarted(store).catch_up()
+    # then a read answers why at once, not `projection_behind` after the whole wait.
+    answer = api.get("/v1/players/alice/ledger?mode=real")
+    assert answer.status_code == 503
+    assert (answer.json()["code"], answer.json()["read_model"]) == ("projection_failed", "ledger")
