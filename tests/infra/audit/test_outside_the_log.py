@@ -1,0 +1,55 @@
+"""Events stored at positions the log never gives (zero, negative) against verify.
+
+The store's positions start at 1, and verify, the projector and the chain check all
+read the log from there on. An insider who inserts an event at position 0 or below
+is read by the service (an aggregate loads its events by id, whatever their
+position) but, unless verify looks below 1, by nothing that checks.
+"""
+
+from __future__ import annotations
+
+from domain.receipt import CommandReceipt
+from infra.audit.verify import verify
+from infra.store.store import Store
+from tests.conftest import SEAL_KEY
+from tests.infra.audit.test_verify import Attacker, named
+
+PUBLIC_KEY = SEAL_KEY.public_key()
+
+
+def forge_receipt(store: Store, attacker: Attacker, key: str, position: int) -> CommandReceipt:
+    receipt = CommandReceipt(key, "fingerprint", {"amount": "1000000.00"})
+    stored = store.app.mapper.to_stored_event(receipt.collect_events()[0])
+    stored_id = receipt.id.hex if attacker.dialect == "sqlite" else str(receipt.id)
+    attacker.run(
+        f"INSERT INTO {attacker.events} ({attacker.position}, originator_id,"
+        " originator_version, topic, state) VALUES (?, ?, ?, ?, ?)",
+        (position, stored_id, 1, stored.topic, stored.state),
+    )
+    return receipt
+
+
+def test_a_receipt_forged_below_position_1_is_named(store: Store, attacker: Attacker) -> None:
+    # Given an honest sealed store, and a receipt inserted at position -1
+    store.app.register_player("fay", "Fay")
+    store.app.deposit("fay", "real", 10_000)
+    receipt = forge_receipt(store, attacker, "deposit/fay/key-1", -1)
+    # When an auditor verifies with the public key
+    report = verify(store, None, lambda _: None, public_key=PUBLIC_KEY)
+    # Then verify names it by position, not "all holds"
+    assert named(report.problems, "position -1", str(receipt.id))
+
+
+def test_a_deposit_forged_at_position_0_is_named_as_outside_the_log(
+    store: Store, attacker: Attacker
+) -> None:
+    # Given a wallet, and a copy of its deposit inserted at position 0 as its next version
+    store.app.register_player("fay", "Fay")
+    store.app.deposit("fay", "real", 10_000)
+    deposit = attacker.row("casino:Wallet.Deposited", 0)
+    version = max(r.version for r in attacker.rows() if r.aggregate == deposit.aggregate) + 1
+    attacker.insert_event(deposit, deposit.aggregate, version, at=0)
+    # When an auditor verifies
+    report = verify(store, None, lambda _: None, public_key=PUBLIC_KEY)
+    # Then the forged event itself is named by its position
+    assert named(report.problems, "position 0", f"{deposit.aggregate} version {version}")
