@@ -132,13 +132,7 @@ class SealCheck:
                 f"{where} does not follow the seal before it: a seal was removed, "
                 "inserted or reordered"
             )
-        digest = seals.seal_digest(
-            seal.first_position,
-            seal.last_position,
-            seal.event_count,
-            seal.events_digest,
-            seal.previous,
-        )
+        digest = seals.digest_of(seal)
         if digest != seal.digest:
             self.problems.add(f"{where} does not hash to its digest: it was altered")
         elif self.public_key is not None and not seals.signs(

@@ -8,6 +8,10 @@ position) but, unless verify looks below 1, by nothing that checks.
 
 from __future__ import annotations
 
+import pytest
+
+from domain.errors import ReceiptUnsealed
+from domain.outcome import Receipt
 from domain.receipt import CommandReceipt
 from infra.audit.verify import verify
 from infra.store.store import Store
@@ -53,3 +57,33 @@ def test_a_deposit_forged_at_position_0_is_named_as_outside_the_log(
     report = verify(store, None, lambda _: None, public_key=PUBLIC_KEY)
     # Then the forged event itself is named by its position
     assert named(report.problems, "position 0", f"{deposit.aggregate} version {version}")
+
+
+def test_the_service_never_answers_from_a_receipt_no_seal_covers(
+    store: Store, attacker: Attacker
+) -> None:
+    # Given $100.00 in fay's wallet, and a receipt forged at the tail for the
+    # withdrawal a cashier is about to send: "done", so the wallet is never debited
+    # while the cash is paid out
+    store.app.register_player("fay", "Fay")
+    store.app.deposit("fay", "real", 10_000)
+    tail = max(row.position for row in attacker.rows())
+    forge_receipt(store, attacker, "cashier:withdrawal-7", tail + 1)
+    receipt = Receipt(key="cashier:withdrawal-7", fingerprint="fingerprint", render=lambda _: {})
+    # When the cashier's withdrawal comes, then it is refused, not answered from it
+    with pytest.raises(ReceiptUnsealed):
+        store.app.withdraw.with_receipt(receipt, "fay", "real", 10_000)
+    # And nothing moved
+    assert store.app.wallet("fay", "real").balance_cents == 10_000
+
+
+def test_a_sealed_receipt_is_still_answered_from(store: Store) -> None:
+    # Given a withdrawal made with an idempotency key
+    store.app.register_player("fay", "Fay")
+    store.app.deposit("fay", "real", 10_000)
+    receipt = Receipt(key="cashier:w-8", fingerprint="f", render=lambda _: {"done": True})
+    first = store.app.withdraw.with_receipt(receipt, "fay", "real", 2_500)
+    # When it is sent again, then the first answer is replayed and nothing more moves
+    again = store.app.withdraw.with_receipt(receipt, "fay", "real", 2_500)
+    assert (first.replayed, again.replayed, again.answer) == (False, True, {"done": True})
+    assert store.app.wallet("fay", "real").balance_cents == 7_500
