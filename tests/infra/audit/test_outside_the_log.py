@@ -8,6 +8,8 @@ position) but, unless verify looks below 1, by nothing that checks.
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from domain.errors import ReceiptUnsealed
@@ -17,6 +19,7 @@ from infra.audit.verify import verify
 from infra.store.store import Store
 from tests.conftest import SEAL_KEY
 from tests.infra.audit.test_verify import Attacker, named
+from tests.infra.http.helpers import serving
 
 PUBLIC_KEY = SEAL_KEY.public_key()
 
@@ -87,3 +90,23 @@ def test_a_sealed_receipt_is_still_answered_from(store: Store) -> None:
     again = store.app.withdraw.with_receipt(receipt, "fay", "real", 2_500)
     assert (first.replayed, again.replayed, again.answer) == (False, True, {"done": True})
     assert store.app.wallet("fay", "real").balance_cents == 7_500
+
+
+def test_an_unsealed_receipt_is_answered_503_receipt_unsealed_over_http(
+    store: Store, attacker: Attacker
+) -> None:
+    # Given a receipt forged at the tail for the service's next withdrawal key
+    store.app.register_player("fay", "Fay")
+    store.app.deposit("fay", "real", 10_000)
+    scope = hashlib.sha256(b"dev-service").hexdigest()[:24]
+    tail = max(row.position for row in attacker.rows())
+    forge_receipt(store, attacker, f"{scope}:withdrawal-7", tail + 1)
+    with serving(store) as api:
+        # When the withdrawal is sent with that key
+        answer = api.post(
+            "/v1/players/fay/withdrawals", {"mode": "real", "amount": "100.00"}, key="withdrawal-7"
+        )
+        # Then it is refused as a problem, and the wallet keeps its $100.00
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["code"] == "receipt_unsealed"
+        assert api.wallet("fay")["balance"] == "100.00"
