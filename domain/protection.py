@@ -41,9 +41,13 @@ PERIODS = {"day": DAY, "week": 7 * DAY, "month": 30 * DAY}
 LIMIT_KINDS = ("deposit", "loss")
 RECORD_SPAN = PERIODS["month"]  # nothing older than the longest window is kept
 COOLING_OFF = DAY  # a raised (or removed) limit takes effect after this
-# Entries kept per record. Past it, the two oldest merge into one dated at the later
-# of them: the sum stays counted, a little longer than it needs, never shorter.
+# Entries kept per record. Past it, the oldest entries sharing a minute, else an hour,
+# else a day merge into one dated at the later of them: the sum stays counted, a little
+# longer than it needs (within that minute, hour or day), never shorter. Merging only
+# within one such span keeps an old amount from riding along with newer ones for ever.
 ENTRIES_MAX = 1_000
+# How much of a stored time names its minute, hour and day (the fixed form of `stamp`).
+MERGE_SPANS = (len("2026-12-01T12:00"), len("2026-12-01T12"), len("2026-12-01"))
 # A time-out lasts whole days, 24 hours to 6 weeks; a self-exclusion calendar months:
 # 6 months, 1, 2 or 5 years (rules.md 7).
 TIME_OUT = "time_out"
@@ -68,6 +72,7 @@ class Activity:
     settled: dict[str, int] = field(default_factory=dict)  # round id -> loss (a win < 0)
     # Exposure that is not a stake: a P2P dealer's hold, a bank put up (either mode).
     exposure: bool = False
+    banks: bool = False  # a bank put up (real money): refused once a loss limit is passed
     plays: bool = False  # a deposit, stake or sitting down in either mode
     where: str = ""  # what the player tried, for a refusal's detail
     unprotected: bool = False  # a wallet of theirs in the save says they have no protection
@@ -184,6 +189,10 @@ class Protection(Aggregate):
         staked = sum(activity.stakes.values())
         if staked:
             self._check_limits("loss", staked, now)
+        elif activity.banks:
+            # A bank is no stake, but once what they lost has passed a limit they may
+            # put up no other, so a bank takes them past it once at most.
+            self._check_limits("loss", 0, now)
 
     def record(self, activity: Activity, now: datetime.datetime) -> None:
         if activity.records:
@@ -201,12 +210,14 @@ class Protection(Aggregate):
             limit = self.limit_at(key, now)
             if limit is None:
                 continue
-            left = max(0, limit - self.used_cents(key, now))
-            if cents > left:
+            used = self.used_cents(key, now)
+            left = max(0, limit - used)
+            if cents > left or used > limit:  # the second: a bank put up
                 refusal = DepositLimitExceeded if kind == "deposit" else LossLimitExceeded
                 resets = self.resets_at(key, now)
+                what = format_cents(cents) if cents else "a bank"
                 raise refusal(
-                    f"{format_cents(cents)} would pass the {kind} limit per {period} of "
+                    f"{what} would pass the {kind} limit per {period} of "
                     f"{format_cents(limit)}: {format_cents(left)} left",
                     limit=format_cents(limit),
                     period=period,
@@ -346,18 +357,33 @@ def _recent(entries: Entries, at: str, cents: int) -> None:
     del entries[:gone]
     if cents:
         entries += [at, cents]
-    while len(entries) > 2 * ENTRIES_MAX:
-        first, later, second = entries[1], entries[2], entries[3]
-        entries[:4] = [later, first + second]
+    for span in MERGE_SPANS:
+        _merge_within(entries, span)
+
+
+def _merge_within(entries: Entries, span: int) -> None:
+    """Merge neighbours whose times agree in their first `span` characters, oldest
+    first, until the record is within ENTRIES_MAX. A month holds 31 days at most, so
+    merging by the day always gets there."""
+    index = 0
+    while len(entries) > 2 * ENTRIES_MAX and index + 2 < len(entries):
+        if entries[index][:span] == entries[index + 2][:span]:
+            entries[index : index + 4] = [
+                entries[index + 2],
+                entries[index + 1] + entries[index + 3],
+            ]
+        else:
+            index += 2
 
 
 def _window_sum(entries: Entries, now: datetime.datetime, period: datetime.timedelta) -> int:
     """What the entries inside (now - period, now] add up to. Losses are stakes minus
-    returns (rules.md 7), so a win inside the window makes room for as much again."""
+    returns (rules.md 7), so a win inside the window makes room for as much again.
+    An entry dated after `now` counts too: another server's clock may run ahead."""
     # Stored times share one fixed form (`stamp`), so they compare as text: no parsing
     # of up to ENTRIES_MAX of them on every stake.
-    since, until = _iso(now - period), _iso(now)
-    return sum(cents for at, cents in _pairs(entries) if since < at <= until)
+    since = _iso(now - period)
+    return sum(cents for at, cents in _pairs(entries) if since < at)
 
 
 def _pairs(entries: Entries) -> Iterator[tuple[str, int]]:

@@ -3,9 +3,9 @@
 It reads what the command is about to save off the wallets' and players' pending
 events, whatever the game or step that made them: deposits, stakes (a bet, a
 double, a split, insurance, a banco), a P2P dealer's hold, a bank put up, sitting
-down. For each player who has a `Protection`, it refuses what an exclusion or a
-limit forbids, and records the rest there, in the same save. One place sees every
-stake, so no game's step can forget the check.
+down, dealing one's own house round. For each player who has a `Protection`, it
+refuses what an exclusion or a limit forbids, and records the rest there, in the
+same save. One place sees every stake, so no game's step can forget the check.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from domain.baccarat.round import BaccaratRound
+from domain.baccarat.round import HOUSE, BaccaratRound
 from domain.player import Player
 from domain.protection import Activity, find_protection
 from domain.unit import Unit
@@ -48,7 +48,10 @@ def guard(unit: Unit, now: datetime.datetime) -> None:
 
 
 def activities(aggregates: list[Aggregate]) -> dict[str, Activity]:
-    dealers = {(a.round_id, a.dealer_id) for a in aggregates if isinstance(a, BaccaratRound)}
+    rounds = [a for a in aggregates if isinstance(a, BaccaratRound)]
+    dealers = {(a.round_id, a.dealer_id) for a in rounds}
+    # A house round settles only when its player deals it: that is playing too.
+    dealt = {a.round_id for a in rounds if a.variant == HOUSE}
     found: dict[str, Activity] = {}
     for aggregate in aggregates:
         if isinstance(aggregate, Wallet) and aggregate.pending_events:
@@ -57,6 +60,7 @@ def activities(aggregates: list[Aggregate]) -> dict[str, Activity]:
             real = aggregate.mode == "real"
             for pending in aggregate.pending_events:
                 _read_wallet_event(activity, pending, real, dealers)
+                _read_deal(activity, pending, dealt)
         elif isinstance(aggregate, Player) and _sits(aggregate):
             activity = found.setdefault(aggregate.player_id, Activity(aggregate.player_id))
             activity.plays, activity.where = True, "sit down at a table"
@@ -78,6 +82,7 @@ def _read_wallet_event(
             _add(activity.stakes, pending.round_id, pending.amount_cents)
     elif topic == BANK_HELD and pending.round_id is None:
         activity.exposure, activity.where = True, "put up a bank"
+        activity.banks = activity.banks or real
     elif not real:
         return
     elif topic == HOLD_RELEASED:
@@ -86,6 +91,11 @@ def _read_wallet_event(
         _add(activity.settled, pending.round_id, -pending.net_cents)
     elif topic == COMMISSION_CHARGED:
         _add(activity.settled, pending.round_id, pending.commission_cents)
+
+
+def _read_deal(activity: Activity, pending: Any, dealt: set[str]) -> None:
+    if topic_of(pending) == ROUND_SETTLED and pending.round_id in dealt:
+        activity.plays, activity.where = True, "deal"
 
 
 def _sits(player: Player) -> bool:

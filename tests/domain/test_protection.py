@@ -18,12 +18,14 @@ from domain.errors import (
     PlayerExcluded,
     UnknownPeriod,
 )
-from domain.protection import ENTRIES_MAX, add_months
+from domain.protection import ENTRIES_MAX, Activity, Protection, add_months
 from domain.settings import GameSettings
 from tests.domain.tables.test_steps import NOW, Clock
 
 DAY = datetime.timedelta(days=1)
 MICROSECOND = datetime.timedelta(microseconds=1)
+MINUTE = datetime.timedelta(minutes=1)
+SECOND = datetime.timedelta(seconds=1)
 PLAYER_WINS = ["10", "K", "3", "10", "10", "Q"]  # house baccarat: player 3, banker 0
 
 
@@ -198,6 +200,34 @@ def test_the_record_of_recent_amounts_is_bounded(app: CasinoApplication, clock: 
     assert len(app.protection("pat").deposits) == 2  # type: ignore[union-attr]
 
 
+def test_a_full_record_still_forgets_what_is_older_than_its_window() -> None:
+    # Given a player who won 1,000.00 long ago, then lost 1.00 every 30 minutes for 40
+    # days: more entries than the record keeps in any 30 days.
+    protection = Protection("pat")
+    protection.set_limit("loss:month", 150_000, NOW)
+    protection.record(Activity("pat", settled={"big win": -100_000}), NOW)
+    now = NOW
+    for step in range(1, 48 * 40 + 1):
+        now = NOW + step * 30 * MINUTE
+        protection.record(Activity("pat", settled={f"round {step}": 100}), now)
+    # Then the month counts about its own 30 days of losses, not the win of 40 days ago.
+    used = protection.used_cents("loss:month", now)
+    assert 48 * 30 * 100 <= used <= 48 * 30 * 100 + 2 * 100  # an hour's merge at most
+    with pytest.raises(LossLimitExceeded):
+        protection.check(Activity("pat", stakes={"next": 10_000}), now)
+
+
+def test_a_deposit_dated_by_a_clock_ahead_of_this_one_counts_at_once() -> None:
+    # Given a deposit recorded by a server whose clock runs a second ahead of this one.
+    protection = Protection("pat")
+    protection.set_limit("deposit:day", 10_000, NOW)
+    protection.record(Activity("pat", deposit_cents=10_000), NOW + SECOND)
+    # Then this server counts it too, and refuses a second deposit past the limit.
+    assert protection.used_cents("deposit:day", NOW) == 10_000
+    with pytest.raises(DepositLimitExceeded):
+        protection.check(Activity("pat", deposit_cents=1), NOW)
+
+
 def test_an_exclusion_refuses_deposits_bets_and_seats_but_not_withdrawals(
     app: CasinoApplication, clock: Clock
 ) -> None:
@@ -303,6 +333,21 @@ def test_an_exclusion_ends_the_players_open_rounds_of_every_game_as_a_disconnect
     assert app.player("pat").blackjack_rounds == {}
 
 
+def test_an_excluded_player_cannot_deal_their_open_house_round(app: CasinoApplication) -> None:
+    # Given Pat bet on a house round, then took a time-out before it was dealt.
+    round_ = app.open_house_round("pat", "real", PLAYER_WINS).result
+    assert round_ is not None
+    app.place_bet(round_.round_id, "player", 10_000)
+    app.exclude("pat", "time_out", 2)
+    # When Pat deals it, then that is refused: the round waits for the idle timeout,
+    # which gives the stake back.
+    refused(app, PlayerExcluded, app.deal, round_.round_id)
+    idle_since = datetime.datetime.now(datetime.UTC)  # dated by its events' timestamps
+    assert app.end_idle_round(round_.round_id, idle_since).result
+    assert app.round(round_.round_id).status == "voided"
+    assert app.wallet("pat", "real").available_cents == 100_000
+
+
 def test_an_excluded_player_reconnecting_resumes_nothing(
     app: CasinoApplication, clock: Clock
 ) -> None:
@@ -351,6 +396,28 @@ def test_a_dealers_hold_and_a_bank_are_exposure_not_refused_by_a_loss_limit(
     app.deal(round_.round_id)  # the player wins: the dealer loses 10.00
     protection: Any = app.protection("dan")
     assert protection.used_cents("loss:day", NOW) == 1_000 + 18  # and the 1.75% commission
+
+
+def test_a_banker_past_their_loss_limit_may_put_up_no_other_bank(app: CasinoApplication) -> None:
+    # Given Dan, who may lose 5.00 a day, banks at chemin de fer and loses a 20.00 bank.
+    app.register_player("dan", "Dan")
+    app.deposit("dan", "real", 500_000)
+    table = app.open_table("chemin_de_fer", "real").result
+    assert table is not None
+    app.sit_at_table(table.table_id, "dan", "1")
+    app.set_limits("dan", {"loss:day": 500})
+    app.sit_at_table(table.table_id, "pat", "2")
+    app.put_up_bank(table.table_id, "dan", 2_000)
+    coup = app.open_coup(table.table_id, PLAYER_WINS).result
+    assert coup is not None
+    app.call_banco(coup.round_id, "pat")
+    app.deal(coup.round_id)  # punto wins: the bank is lost and offered on
+    assert app.wallet("dan", "real").balance_cents == 500_000 - 2_000
+    # When he puts up another bank, then it is refused: one bank past the limit is as
+    # far as a banker's exposure may take him.
+    app.decline_bank(table.table_id, "pat")
+    error = refused(app, LossLimitExceeded, app.put_up_bank, table.table_id, "dan", 2_000)
+    assert (error.facts["period"], error.facts["remaining"]) == ("day", "0.00")
 
 
 def test_a_new_exclusion_after_one_is_over_keeps_the_old_one_as_past(

@@ -146,7 +146,15 @@ def repeat_bets(
 
 @router.post(
     "/v1/rounds/{round_id}/deal",
-    **answers(200, Round, *ON_A_ROUND, e.NoBets, e.BelowTableMinimum, e.InsufficientFunds),
+    **answers(
+        200,
+        Round,
+        *ON_A_ROUND,
+        e.NoBets,
+        e.BelowTableMinimum,
+        e.InsufficientFunds,
+        e.PlayerExcluded,  # an excluded player's own house round waits for its timeout
+    ),
 )
 def deal(
     round_id: RoundId, request: Request, command: Command = Depends(service_command)

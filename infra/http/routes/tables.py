@@ -122,6 +122,7 @@ def open_coup(
         *AT_A_TABLE,
         e.NotOfferedTheBank,
         e.PlayerExcluded,
+        e.LossLimitExceeded,  # a banker past it may put up no other bank (rules.md 7)
         e.BankOutOfLimits,
         e.InsufficientFunds,
         e.InvalidAmount,
