@@ -43,6 +43,11 @@ def latest_seal(store: Store) -> Checkpoint | None:
     return Checkpoint(int(row[0]), str(row[1]), str(row[2])) if row else None
 
 
+class UnsignedSeal(Exception):
+    """The store's latest seal is not signed by the service's key: it was written
+    behind the service's back, and noting it would blind the witness to later ones."""
+
+
 def append_checkpoint(path: Path, checkpoint: Checkpoint, now: datetime.datetime) -> None:
     line = json.dumps(
         {
@@ -81,6 +86,9 @@ class WitnessWorker(PeriodicWorker):
         except OSError as error:
             self.problem = f"the witness cannot write {self.path}: {error.strerror or error}"
             raise
+        except UnsignedSeal as error:
+            self.problem = str(error)
+            raise
         self.problem = None
 
     def note_if_due(self, now: float) -> Checkpoint | None:
@@ -88,6 +96,15 @@ class WitnessWorker(PeriodicWorker):
         latest = latest_seal(self.store)
         if latest is None or (self.noted is not None and latest.position <= self.noted.position):
             return None
+        sealer = getattr(self.store.app.recorder, "sealer", None)
+        if sealer is not None and not seals.signs(
+            sealer.public_key, latest.signature, latest.digest.encode()
+        ):
+            raise UnsignedSeal(
+                f"the store's latest seal, ending at position {latest.position}, is not "
+                "signed by the service's key: written behind its back; not noted (run "
+                "`casino audit verify`)"
+            )
         if self.noted is not None:
             sealed_since = latest.position - self.noted.position
             if sealed_since < self.events and now - self.noted_at < self.seconds:

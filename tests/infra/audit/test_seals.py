@@ -8,12 +8,14 @@ the attacker. The seals' private key is the one thing the attacker lacks.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import itertools
 import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from eventsourcing.persistence import StoredEvent
 
@@ -22,7 +24,7 @@ from infra.store import chain as event_chain
 from infra.store import seal as seals
 from infra.store.seal import Sealer, public_key_text
 from infra.store.store import Store
-from infra.witness import WitnessWorker
+from infra.witness import UnsignedSeal, WitnessWorker
 from tests.conftest import SEAL_KEY, StoreFactory
 from tests.infra.audit.test_verify import Attacker, named, play_some_rounds, run_cli
 
@@ -323,3 +325,27 @@ def test_two_servers_on_one_store_keep_one_chain_of_seals(stores: StoreFactory) 
     assert len(found) == 8
     assert sum(seal.event_count for seal in found) == first.app.recorder.max_notification_id()
     assert problems_of(first) == []
+
+
+def test_the_witness_never_notes_a_seal_the_service_did_not_sign(
+    store: Store, attacker: Attacker, tmp_path: Path
+) -> None:
+    # Given a noted store, and a seal row forged far past its head: noted, it would
+    # make the witness skip every genuine seal until it is passed
+    witness = tmp_path / "witness.jsonl"
+    worker = WitnessWorker(store, witness, seconds=60, events=1)
+    store.app.register_player("ann", "Ann")
+    assert worker.note_if_due(0.0) is not None
+    genuine = seal_rows(attacker)[-1]
+    attacker.run(
+        f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (10**12, 10**12, 1, genuine.events_digest, genuine.digest, "ab" * 32, "00" * 64),
+    )
+    # When the witness looks, then it refuses to note it, and says why
+    with pytest.raises(UnsignedSeal):
+        worker.note_if_due(100.0)
+    worker_problem = "not signed by the service's key"
+    with contextlib.suppress(UnsignedSeal):
+        worker.tick()
+    assert worker.problem is not None and worker_problem in worker.problem
+    assert [json.loads(line)["position"] for line in witness.read_text().splitlines()] == [3]
