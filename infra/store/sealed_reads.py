@@ -68,7 +68,10 @@ class SealedReads:
             return True
         if row is None:
             return False
-        seal = seals.seal_of(row)
+        try:
+            seal = seals.seal_of(row)
+        except (TypeError, ValueError, OverflowError):
+            return False  # Not even a seal's values (SQLite stores any value anywhere).
         if not (seal.first_position <= position and self._signed(seal)):
             return False
         return self._covers(seal)

@@ -15,6 +15,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import psycopg
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from eventsourcing.persistence import StoredEvent
@@ -349,3 +350,21 @@ def test_the_witness_never_notes_a_seal_the_service_did_not_sign(
         worker.tick()
     assert worker.problem is not None and worker_problem in worker.problem
     assert [json.loads(line)["position"] for line in witness.read_text().splitlines()] == [3]
+
+
+def test_a_seal_row_holding_no_seal_values_is_named_not_a_crash(
+    store: Store, attacker: Attacker
+) -> None:
+    # Given a sealed store, and a seal row whose values are text where numbers belong
+    # (PostgreSQL's types refuse it; SQLite stores any value in any column)
+    store.app.register_player("ann", "Ann")
+    head = store.app.recorder.max_notification_id() or 0
+    forged = (head + 1, "first", "many", "x", "y", "z", "w")
+    insert = f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    if attacker.dialect == "postgres":
+        with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+            attacker.run(insert, forged)
+        return
+    attacker.run(insert, forged)
+    # Then verify names it, rather than stopping with a traceback
+    assert named(problems_of(store), f"the seal of positions {head + 1}..{head + 1}")
