@@ -4,8 +4,8 @@ An insider who cuts whole saves from the log's tail takes their seals with them,
 and what is left is a sealed log that merely ends earlier. So the server notes the
 latest seal (its last position, digest, signature and the time) in an append-only
 file (CASINO_WITNESS, one JSON object a line) at least every CASINO_WITNESS_SECONDS
-while the log moves, and whenever CASINO_WITNESS_EVENTS events have been sealed
-since the last note. `casino audit verify --witness FILE` then proves the store
+while the log moves, whenever CASINO_WITNESS_EVENTS events have been sealed
+since the last note, and once more when the server stops. `casino audit verify --witness FILE` then proves the store
 still holds every seal noted there. Keep the file where the database's users
 cannot write (another host, a write-once volume, a log shipper).
 """
@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra.logs import get_logger
 from infra.store import seal as seals
 from infra.store.store import Store
 from infra.workers import PeriodicWorker
 
 CHECK_SECONDS_MAX = 0.5
+log = get_logger("casino.witness")
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,15 @@ class WitnessWorker(PeriodicWorker):
             self.problem = str(error)
             raise
         self.problem = None
+
+    def note_last(self) -> None:
+        """At a stop, once the server saves nothing more: note the latest seal, due
+        or not. Else the last saves wait for the next start to be noted, and a tail
+        cut while the server is down would go unseen."""
+        try:
+            self.note_if_due(math.inf)
+        except (OSError, UnsignedSeal):
+            log.exception("witness_last_note_failed")
 
     def note_if_due(self, now: float) -> Checkpoint | None:
         """Append the latest seal if a note is due; return it, or None."""
