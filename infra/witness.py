@@ -5,9 +5,10 @@ and what is left is a sealed log that merely ends earlier. So the server notes t
 latest seal (its last position, digest, signature and the time) in an append-only
 file (CASINO_WITNESS, one JSON object a line) at least every CASINO_WITNESS_SECONDS
 while the log moves, whenever CASINO_WITNESS_EVENTS events have been sealed
-since the last note, and once more when the server stops. `casino audit verify --witness FILE` then proves the store
-still holds every seal noted there. Keep the file where the database's users
-cannot write (another host, a write-once volume, a log shipper).
+since the last note, and once more when the server stops. `casino audit verify
+--witness FILE` then proves the store still holds every seal noted there. Keep
+the file where the database's users cannot write (another host, a write-once
+volume, a log shipper).
 """
 
 from __future__ import annotations

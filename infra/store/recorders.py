@@ -68,6 +68,13 @@ def next_seal(
             f"{positions[0]}: events were removed from the end of the store (run "
             "`casino audit verify`); nothing was saved"
         )
+    if head and positions[0] > last + 1:
+        # Events past the last seal were inserted behind the service's back: a save
+        # on top of them would act on them (a forged deposit paying a withdrawal).
+        raise PersistenceError(
+            f"the events after position {last} are in no seal: they were inserted behind "
+            "the service's back (run `casino audit verify`); nothing was saved"
+        )
     return sealer.seal(positions, stored, previous)
 
 

@@ -14,11 +14,12 @@ import itertools
 import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import PersistenceError, StoredEvent
 
 from infra.audit.verify import verify
 from infra.store import chain as event_chain
@@ -368,3 +369,39 @@ def test_a_seal_row_holding_no_seal_values_is_named_not_a_crash(
     attacker.run(insert, forged)
     # Then verify names it, rather than stopping with a traceback
     assert named(problems_of(store), f"the seal of positions {head + 1}..{head + 1}")
+
+
+def test_the_service_saves_nothing_on_top_of_an_unsealed_tail(
+    stores: StoreFactory, store: Store, attacker: Attacker
+) -> None:
+    # Given ann's $1.00, and a $10,000.00 deposit forged at the tail as her wallet's
+    # next event, made as the service makes one (the chain linked as it links)
+    store.app.register_player("ann", "Ann")
+    store.app.deposit("ann", "real", 100)
+    wallet: Any = store.app.wallet("ann", "real")
+    wallet.deposit("forged-1", 1_000_000)
+    stored = store.app.mapper.to_stored_event(wallet.collect_events()[-1])
+    forged = insert_stored_at_tail(attacker, stores, stored)
+    # When a server started afresh (it reads the forged deposit) is asked to pay it out
+    restarted = stores.open()
+    assert restarted.app.wallet("ann", "real").balance_cents == 1_000_100
+    with pytest.raises(PersistenceError, match=f"after position {forged - 1} are in no seal"):
+        restarted.app.withdraw("ann", "real", 1_000_000)
+    # Then nothing was saved on top of it, and verify names the forgery
+    assert max(row.position for row in attacker.rows()) == forged
+    assert named(problems_of(restarted), f"event at position {forged}", "in no seal")
+
+
+def insert_stored_at_tail(attacker: Attacker, stores: StoreFactory, stored: StoredEvent) -> int:
+    aggregate, version = str(stored.originator_id), stored.originator_version
+    if stores.backend == "postgres":  # The chain trigger links a plain INSERT by itself.
+        attacker.connection.execute(
+            "INSERT INTO casino_events (originator_id, originator_version, topic, state)"
+            " VALUES (%s, %s, %s, %s)",
+            (aggregate, version, stored.topic, stored.state),
+        )
+        return max(r.position for r in attacker.rows())
+    position = attacker.insert_event(stored, aggregate, version)  # type: ignore[arg-type]
+    row = next(row for row in attacker.rows() if row.position == position)
+    attacker.insert_link(position, aggregate, version, row.link(attacker.link_at(position - 1)))
+    return position
