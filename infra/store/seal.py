@@ -102,6 +102,12 @@ def digest_of(seal: Seal) -> str:
     )
 
 
+def signed(public_key: Ed25519PublicKey, seal: Seal) -> bool:
+    """Whether `seal` hashes to its digest and the digest is signed by `public_key`."""
+    digest = digest_of(seal)
+    return digest == seal.digest and signs(public_key, seal.signature, digest.encode())
+
+
 def signs(public_key: Ed25519PublicKey, signature_hex: str, message: bytes) -> bool:
     try:
         public_key.verify(bytes.fromhex(signature_hex), message)

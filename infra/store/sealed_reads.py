@@ -72,15 +72,9 @@ class SealedReads:
             seal = seals.seal_of(row)
         except (TypeError, ValueError, OverflowError):
             return False  # Not even a seal's values (SQLite stores any value anywhere).
-        if not (seal.first_position <= position and self._signed(seal)):
+        if not (seal.first_position <= position and seals.signed(self.public_key, seal)):
             return False
         return self._covers(seal)
-
-    def _signed(self, seal: seals.Seal) -> bool:
-        digest = seals.digest_of(seal)
-        if digest != seal.digest:
-            return False
-        return seals.signs(self.public_key, seal.signature, digest.encode())
 
     def _covers(self, seal: seals.Seal) -> bool:
         span = seal.last_position - seal.first_position + 1

@@ -405,3 +405,28 @@ def insert_stored_at_tail(attacker: Attacker, stores: StoreFactory, stored: Stor
     row = next(row for row in attacker.rows() if row.position == position)
     attacker.insert_link(position, aggregate, version, row.link(attacker.link_at(position - 1)))
     return position
+
+
+def test_a_seal_row_forged_over_a_forged_tail_does_not_let_the_service_save_on_it(
+    stores: StoreFactory, store: Store, attacker: Attacker
+) -> None:
+    # Given a deposit forged at the tail and a seal row, not signed by the service,
+    # claiming to cover it (the service's role may insert into both tables)
+    store.app.register_player("ann", "Ann")
+    store.app.deposit("ann", "real", 100)
+    wallet: Any = store.app.wallet("ann", "real")
+    wallet.deposit("forged-1", 1_000_000)
+    forged = insert_stored_at_tail(
+        attacker, stores, store.app.mapper.to_stored_event(wallet.collect_events()[-1])
+    )
+    genuine = seal_rows(attacker)[-1]
+    attacker.run(
+        f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (forged, forged, 1, "ab" * 32, genuine.digest, "cd" * 32, "00" * 64),
+    )
+    # When a server started afresh is asked to pay the forged money out
+    restarted = stores.open()
+    with pytest.raises(PersistenceError, match=f"ending at position {forged}, is not signed"):
+        restarted.app.withdraw("ann", "real", 1_000_000)
+    # Then nothing was saved on top of it
+    assert max(row.position for row in attacker.rows()) == forged
