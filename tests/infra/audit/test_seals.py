@@ -376,12 +376,7 @@ def test_the_service_saves_nothing_on_top_of_an_unsealed_tail(
 ) -> None:
     # Given ann's $1.00, and a $10,000.00 deposit forged at the tail as her wallet's
     # next event, made as the service makes one (the chain linked as it links)
-    store.app.register_player("ann", "Ann")
-    store.app.deposit("ann", "real", 100)
-    wallet: Any = store.app.wallet("ann", "real")
-    wallet.deposit("forged-1", 1_000_000)
-    stored = store.app.mapper.to_stored_event(wallet.collect_events()[-1])
-    forged = insert_stored_at_tail(attacker, stores, stored)
+    forged = forge_deposit_at_tail(store, stores, attacker)
     # When a server started afresh (it reads the forged deposit) is asked to pay it out
     restarted = stores.open()
     assert restarted.app.wallet("ann", "real").balance_cents == 1_000_100
@@ -390,6 +385,17 @@ def test_the_service_saves_nothing_on_top_of_an_unsealed_tail(
     # Then nothing was saved on top of it, and verify names the forgery
     assert max(row.position for row in attacker.rows()) == forged
     assert named(problems_of(restarted), f"event at position {forged}", "in no seal")
+
+
+def forge_deposit_at_tail(store: Store, stores: StoreFactory, attacker: Attacker) -> int:
+    """ann's $1.00, and a $10,000.00 deposit made as the service makes one, inserted at
+    the tail as her wallet's next event; its position."""
+    store.app.register_player("ann", "Ann")
+    store.app.deposit("ann", "real", 100)
+    wallet: Any = store.app.wallet("ann", "real")
+    wallet.deposit("forged-1", 1_000_000)
+    stored = store.app.mapper.to_stored_event(wallet.collect_events()[-1])
+    return insert_stored_at_tail(attacker, stores, stored)
 
 
 def insert_stored_at_tail(attacker: Attacker, stores: StoreFactory, stored: StoredEvent) -> int:
@@ -412,13 +418,7 @@ def test_a_seal_row_forged_over_a_forged_tail_does_not_let_the_service_save_on_i
 ) -> None:
     # Given a deposit forged at the tail and a seal row, not signed by the service,
     # claiming to cover it (the service's role may insert into both tables)
-    store.app.register_player("ann", "Ann")
-    store.app.deposit("ann", "real", 100)
-    wallet: Any = store.app.wallet("ann", "real")
-    wallet.deposit("forged-1", 1_000_000)
-    forged = insert_stored_at_tail(
-        attacker, stores, store.app.mapper.to_stored_event(wallet.collect_events()[-1])
-    )
+    forged = forge_deposit_at_tail(store, stores, attacker)
     genuine = seal_rows(attacker)[-1]
     attacker.run(
         f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
