@@ -9,6 +9,7 @@ from benchmarks import (
     bench_blackjack_rounds,
     bench_blackjack_sim,
     bench_group_commit,
+    bench_load,
     bench_projections,
     bench_rounds,
     bench_seals,
@@ -44,6 +45,11 @@ def main() -> None:
     section(
         "read models: rebuild of a 200,000-event log, and lag under P2P load",
         bench_projections.run(),
+    )
+    section(
+        "load over HTTP: casino serve on PostgreSQL at 1-64 clients, beside pgbench"
+        " (BENCH_LOAD=0 skips)",
+        bench_load.run(),
     )
     print(f"\nall benchmarks took {time.perf_counter() - started:.1f} s")
 

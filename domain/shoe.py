@@ -42,6 +42,9 @@ SHOE_CACHE_SIZE = 256
 SEED_BYTES = 32
 _WORD_RANGE = 2**64
 _WORDS_PER_BLOCK = struct.Struct(">4Q")
+# uniform_below's rejection limit for each n up to the largest shoe's length, made once.
+_LIMITS_KEPT = 8 * 52 + 1
+_LIMITS = (0, *(_WORD_RANGE - _WORD_RANGE % n for n in range(1, _LIMITS_KEPT)))
 _HEX_DIGITS = frozenset(string.hexdigits)
 
 
@@ -101,13 +104,37 @@ def _word_stream(seed: bytes) -> Iterator[int]:
 
 
 def shuffle(cards: Sequence[str], seed_hex: str) -> list[str]:
-    """A new list: `cards` in the Fisher-Yates order fixed by the seed (step 5)."""
-    generator = SeededGenerator(seed_hex)
+    """A new list: `cards` in the Fisher-Yates order fixed by the seed (step 5).
+
+    SeededGenerator's draws, inlined: the words a shoe needs are made in one go (a
+    rejected word, about one in 2**55 shuffles, takes more blocks), since every
+    audit of a round shuffles its whole shoe again."""
+    seed = seed_bytes(seed_hex)
     shuffled = list(cards)
+    words = _blocks_of_words(seed, 0, -(-len(shuffled) // 4))
+    taken = 0
     for i in range(len(shuffled) - 1, 0, -1):
-        j = generator.uniform_below(i + 1)
+        n = i + 1
+        limit = _LIMITS[n] if n < _LIMITS_KEPT else _WORD_RANGE - _WORD_RANGE % n
+        while True:
+            if taken == len(words):
+                words += _blocks_of_words(seed, len(words) // 4, 1)
+            word = words[taken]
+            taken += 1
+            if word < limit:
+                break
+        j = word % n
         shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
     return shuffled
+
+
+def _blocks_of_words(seed: bytes, first: int, count: int) -> list[int]:
+    """The words of `count` blocks of step 3 from block `first` on."""
+    blocks = b"".join(
+        hashlib.sha256(seed + index.to_bytes(8, "big")).digest()
+        for index in range(first, first + count)
+    )
+    return list(struct.unpack(f">{4 * count}Q", blocks))
 
 
 def shuffled_shoe(seed_hex: str, decks: int) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import Progress
+from rich.progress import MofNCompleteColumn, Progress, ProgressColumn, Task
+from rich.text import Text
 
 from infra.cli_reports import reports_app
 from infra.cli_rules import rules_app
@@ -95,7 +97,9 @@ def open_configured_store(
     except Exception as error:  # Whatever the driver raises: the store is not to be had.
         typer.echo(f"cannot open the store: {error}", err=True)
         raise typer.Exit(USAGE_ERROR) from None
-    store.projector_inside = settings.projector == "inside"
+    runs = settings.projector_runs
+    store.projector_inside = runs == "inside"
+    store.reads_wait_for_head = runs == "beside"
     return store
 
 
@@ -139,39 +143,111 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+WORKERS_MAX = 32  # server processes; beyond the cores they only contend
+
+
 @app.command()
 def serve(
     host: str = typer.Option("127.0.0.1", help="interface to listen on"),
     port: int = typer.Option(8000, help="TCP port"),
+    workers: int = typer.Option(
+        1, min=1, max=WORKERS_MAX, help="server processes sharing the port (PostgreSQL only)"
+    ),
 ) -> None:
     """Run the HTTP API on the configured store (embedded SQLite by default)."""
     import uvicorn
 
-    from infra.http.app import create_app
-
     settings = settings_or_exit()
     configure_logging(settings.log_level)
     log = get_logger("casino.serve")
+    if workers > 1 and not settings.on_postgres:
+        typer.echo(
+            "--workers above 1 needs PostgreSQL: an SQLite store is one file written by "
+            "one process; set CASINO_DATABASE_URL to a postgresql:// URL",
+            err=True,
+        )
+        raise typer.Exit(USAGE_ERROR)
     if settings.uses_dev_keys:
         log.warning(
             "dev_keys_in_use",
             detail="no CASINO_API_KEYS configured: anyone can use dev-service, dev-operator "
             "and dev-auditor. Never run like this with real money.",
         )
+    # One store opened here first, also with several workers: it makes or migrates
+    # the schema (and the development seal key) once, before the workers race to.
     store = open_configured_store(settings, sealed=True)
-    log.info("starting", store=settings.database_url.split("@")[-1], host=host, port=port)
-    # No log config of uvicorn's own: its lines go through ours, as JSON (infra/logs.py).
-    uvicorn.run(
-        create_app(store, settings), host=host, port=port, access_log=False, log_config=None
+    log.info(
+        "starting",
+        store=settings.database_url.split("@")[-1],
+        host=host,
+        port=port,
+        workers=workers,
+        projector=settings.projector_runs,
     )
+    beside = _projector_beside() if settings.projector_runs == "beside" else None
+    # The event loop and HTTP parser in C (uvloop, httptools); no log config of
+    # uvicorn's own: its lines go through ours, as JSON (infra/logs.py).
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "access_log": False,
+        "log_config": None,
+        "loop": "uvloop",
+        "http": "httptools",
+    }
+    try:
+        if workers == 1:
+            from infra.http.app import create_app
+
+            uvicorn.run(create_app(store, settings), **options)
+        else:
+            store.close()
+            uvicorn.run("infra.cli:served_app", factory=True, workers=workers, **options)
+    finally:
+        if beside is not None:
+            beside.terminate()
+            beside.wait(timeout=30)
+
+
+def served_app() -> Any:
+    """The app of one of several server processes (`serve --workers`), each with its
+    own store and connections."""
+    from infra.http.app import create_app
+
+    _end_with_parent()  # a killed `casino serve` leaves no worker serving behind it
+    settings = settings_or_exit()
+    configure_logging(settings.log_level)
+    return create_app(open_configured_store(settings, sealed=True), settings)
+
+
+def _projector_beside() -> subprocess.Popen[bytes]:
+    """`casino projections run` in a process of its own, ended with the server (the
+    kernel ends it even when the server is killed, so none is left behind; each of
+    several server processes is ended so too, in `served_app`)."""
+    command = [sys.executable, "-m", "infra.cli", "projections", "run"]
+    return subprocess.Popen(command, preexec_fn=_end_with_parent)
+
+
+def _end_with_parent() -> None:
+    """Have the kernel send this process SIGTERM when its parent dies (Linux)."""
+    import ctypes
+    import os
+    import signal
+
+    PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # died before the request was made: nothing will tell us
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 @projections_app.command("run")
 def run_projector() -> None:
     """Keep the read models up with the event log until stopped (SIGTERM or Ctrl-C).
 
-    For production beside `casino serve` started with CASINO_PROJECTOR=separate; any
-    number may run, the read models' lock lets one write at a time.
+    `casino serve` on PostgreSQL starts one beside itself (CASINO_PROJECTOR=auto); with
+    CASINO_PROJECTOR=separate, the operator runs it. Any number may run, the read
+    models' lock lets one write at a time.
     """
     import signal
     import threading
@@ -185,7 +261,7 @@ def run_projector() -> None:
     stopping = threading.Event()
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stopping.set())
-    worker = ProjectorWorker(store)
+    worker = ProjectorWorker(store, settings.projector_debounce_ms / 1000)
     # Its failures are significant events too, counted once a minute (rules.md 7).
     worker.failures = Throttle(lambda kind, detail: store.app.record_significant(kind, detail))
     get_logger("casino.projections").info("projector_started", position=store.projector.position())
@@ -209,7 +285,7 @@ def rebuild(
 
     store = open_configured_store(settings_or_exit(), existing=check)
     try:
-        with _progress("rebuilding aside", store.projector.head()) as advance:
+        with _progress("rebuilding aside", store.projector.head(), quiet=as_json) as advance:
             comparison = rebuild_read_models(store, advance, replace=not check)
     finally:
         store.close()
@@ -237,11 +313,24 @@ def rebuild(
 
 
 @contextmanager
-def _progress(description: str, total: int) -> Iterator[Callable[[int], None]]:
-    """A progress bar on a terminal's stderr; nothing when output is not a terminal."""
-    with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
+def _progress(
+    description: str, total: int, *, quiet: bool = False
+) -> Iterator[Callable[[int], None]]:
+    """A progress bar on a terminal's stderr (events done, rate, time left); nothing
+    when output is not a terminal, or `quiet` (--json: a script reads the output)."""
+    columns = (*Progress.get_default_columns(), MofNCompleteColumn(), EventRate())
+    disabled = quiet or not sys.stderr.isatty()
+    with Progress(*columns, transient=True, disable=disabled) as progress:
         task = progress.add_task(description, total=total)
         yield lambda done: progress.advance(task, done)
+
+
+class EventRate(ProgressColumn):
+    """Events per second, as the task has gone so far."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.0f} events/s", style="progress.data.speed")
 
 
 @audit_app.command("verify")
@@ -286,12 +375,10 @@ def audit_verify(
     if witness is None and Path(settings.witness).is_file():
         witness = Path(settings.witness)
     store = open_configured_store(settings, existing=True)
-    total = store.projector.head()
-    with Progress(transient=True, disable=not sys.stderr.isatty()) as progress:
-        task = progress.add_task("verifying events", total=total)
-        report = verify(
-            store, round_id, lambda batch: progress.advance(task, batch), anchors, key, witness
-        )
+    # The log is read twice: once checked, once rebuilt aside and compared.
+    total = store.projector.head() * (1 if round_id else 2)
+    with _progress("verifying events", total, quiet=as_json) as advance:
+        report = verify(store, round_id, advance, anchors, key, witness)
     store.close()
     if as_json:
         print_json(_report_json(report))

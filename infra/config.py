@@ -51,8 +51,12 @@ class Settings(BaseSettings):
     postgres_schema: str = Field(default="public", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     # "inside": `casino serve` runs the projector and reads catch it up first; "separate":
-    # `casino projections run` does, and reads wait only for the `min_position` asked.
-    projector: Literal["inside", "separate"] = "inside"
+    # `casino projections run` does, and reads wait only for the `min_position` asked;
+    # "auto": inside on SQLite, and on PostgreSQL in a process `casino serve` starts
+    # beside itself, reads waiting for the log's head (see `projector_runs`).
+    projector: Literal["auto", "inside", "separate"] = "auto"
+    # A wake-up waits this long for more commits, so a burst is projected in one batch.
+    projector_debounce_ms: int = Field(default=5, ge=0, le=1000)
     read_wait_seconds: float = Field(default=5.0, gt=0, le=60)
     # Group commit (domain/group_commit.py): how long the committer lingers for more
     # saves after a shared transaction, and how many saves one transaction takes.
@@ -186,6 +190,20 @@ class Settings(BaseSettings):
         """API key -> role. With none configured outside production: the dev keys."""
         configured = parse_api_keys(self.api_keys)
         return configured or dict(DEV_KEYS)
+
+    @property
+    def on_postgres(self) -> bool:
+        return not self.database_url.startswith("sqlite:///")
+
+    @property
+    def projector_runs(self) -> Literal["inside", "beside", "separate"]:
+        """Where the read models are kept: in a thread of the server ("inside"), in a
+        process the server starts beside itself ("beside"; reads wait until it has the
+        log's head, so each includes every command answered before it), or in `casino
+        projections run`, the operator's ("separate")."""
+        if self.projector == "auto":
+            return "beside" if self.on_postgres else "inside"
+        return self.projector
 
     @property
     def uses_dev_keys(self) -> bool:

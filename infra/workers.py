@@ -17,6 +17,7 @@ from projections import exclusions, interrupted_rounds, open_rounds, pending_cho
 log = get_logger("casino.worker")
 SQLITE_POLL_SECONDS = 0.1
 PROJECTOR_WAKE_SECONDS_MAX = 1.0  # Even without a notification, look again this often.
+DEBOUNCE_SECONDS = 0.005  # CASINO_PROJECTOR_DEBOUNCE_MS's default
 LAG_LOG_SECONDS = 10.0
 LAG_WARN_EVENTS = 10_000
 IDLE_CHECK_SECONDS_MAX = 30.0
@@ -102,16 +103,18 @@ class ProjectorWorker(PeriodicWorker):
     """Keeps the read models close behind the event log, and says how far behind.
 
     On PostgreSQL it wakes as soon as new events commit (the recorder NOTIFYs on every
-    save; the worker LISTENs); on SQLite, which has no notifications, it polls. Each
-    catch-up works in batches of many events per transaction. Every LAG_LOG_SECONDS
+    save; the worker LISTENs), then waits `debounce_seconds` for the commits right
+    behind the first; on SQLite, which has no notifications, it polls. Each catch-up
+    works in batches of many events per transaction, and none once up to date. Every LAG_LOG_SECONDS
     it logs its position and lag; a lag past LAG_WARN_EVENTS is a warning.
     """
 
     name = "projector"
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, debounce_seconds: float = DEBOUNCE_SECONDS) -> None:
         self.projector = store.projector
         self.signal = new_event_signal(store)
+        self.debounce_seconds = debounce_seconds
         self._last_log = 0.0
         self._last_beat = 0.0
         self._applied_since_log = 0
@@ -122,7 +125,11 @@ class ProjectorWorker(PeriodicWorker):
         self._applied_since_log += self.projector.catch_up()
         self._beat()
         self._log_lag()
-        self.signal.wait(PROJECTOR_WAKE_SECONDS_MAX)
+        if self.signal.wait(PROJECTOR_WAKE_SECONDS_MAX) and self.debounce_seconds:
+            # Woken by a commit: let the commits right behind it land too, so a burst
+            # costs one catch-up, not one per command.
+            time.sleep(self.debounce_seconds)
+            self.signal.drain()
 
     def _beat(self) -> None:
         now = time.monotonic()

@@ -38,13 +38,14 @@ def _table_differences(
         live_page = _page(live, table, keys, after, None, PAGE_ROWS)
         upto = next(reversed(live_page)) if len(live_page) == PAGE_ROWS else None
         rebuilt_page = _page(rebuilt, table, keys, after, upto, None)
-        only_live += [key for key in live_page if key not in rebuilt_page]
-        only_rebuilt += [key for key in rebuilt_page if key not in live_page]
-        changed += [
-            key
-            for key, row in live_page.items()
-            if key in rebuilt_page and row != rebuilt_page[key]
-        ]
+        if live_page != rebuilt_page:  # (equal pages, the usual case: one comparison)
+            only_live += [key for key in live_page if key not in rebuilt_page]
+            only_rebuilt += [key for key in rebuilt_page if key not in live_page]
+            changed += [
+                key
+                for key, row in live_page.items()
+                if key in rebuilt_page and row != rebuilt_page[key]
+            ]
         if upto is None:
             break
         after = upto

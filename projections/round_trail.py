@@ -44,6 +44,11 @@ ENDED = (
 )
 
 
+# What json.dumps(value, default=str, separators=(",", ":")) writes, with one encoder
+# made once: json.dumps makes a new one per call when given any option.
+_ENCODER = json.JSONEncoder(default=str, separators=(",", ":"))
+
+
 def event_data(event: Any) -> dict[str, Any]:
     """An event's own fields, without the envelope every event has."""
     return {k: v for k, v in vars(event).items() if k not in ENVELOPE}
@@ -61,7 +66,7 @@ class RoundTrail:
             round_id = event.round_id
         else:
             return
-        data = json.dumps(event_data(event), default=str, separators=(",", ":"))
+        data = _ENCODER.encode(event_data(event))
         self.events.append(
             (round_id, position, str(event.originator_id), event.originator_version,
              event.timestamp.isoformat(), topic, data)

@@ -145,24 +145,35 @@ class Projector:
     def catch_up(self, up_to: int | None = None) -> int:
         """Apply every event not yet applied (up to a position); return how many."""
         target = self.head() if up_to is None else up_to
-        if self.position() >= target:
-            return 0  # Up to date: two reads, and no write lock taken from the writers.
+        position = self.position()
         applied = 0
-        while batch := self.apply_next_batch(target):
-            applied += batch
+        # Batch after batch until the target, and no further: once a batch reaches it,
+        # no empty batch (a write transaction under the lock) is run to find out.
+        while position < target:
+            count, position = self._next_batch(target)
+            if not count:
+                break  # Nothing more to read below the target (it was not committed yet).
+            applied += count
         return applied
 
     def apply_next_batch(self, up_to: int | None = None) -> int:
-        with self.database.write() as cursor:
-            notifications = self.read_notifications(
-                cursor, position_in(cursor), self.batch_size, up_to
-            )
-            return self.apply(cursor, notifications)
+        return self._next_batch(up_to)[0]
 
-    def apply(self, cursor: Cursor, notifications: Sequence[Any]) -> int:
+    def _next_batch(self, up_to: int | None) -> tuple[int, int]:
+        """Apply the next batch; how many it applied, and the position reached."""
+        with self.database.write() as cursor:
+            position = position_in(cursor)
+            notifications = self.read_notifications(cursor, position, self.batch_size, up_to)
+            count = self.apply(cursor, notifications, position)
+            return count, notifications[-1].id if count else position
+
+    def apply(
+        self, cursor: Cursor, notifications: Sequence[Any], position: int | None = None
+    ) -> int:
         """Apply the notifications not applied yet, in one transaction with the new
-        position; those at or before the position are skipped (exactly once)."""
-        position = position_in(cursor)
+        position (read in that transaction, unless given, read there already); those at
+        or before the position are skipped (exactly once)."""
+        position = position_in(cursor) if position is None else position
         fresh = [n for n in notifications if n.id > position]
         if not fresh:
             return 0

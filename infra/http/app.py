@@ -14,10 +14,12 @@ from starlette.exceptions import HTTPException
 
 from domain.errors import DomainError
 from infra.config import Settings
+from infra.http.auth import key_digests
 from infra.http.contract import document
 from infra.http.docs import add_docs
 from infra.http.middleware import BodySizeLimit, RequestLog
 from infra.http.problems import FIELD_CODES, Problem, from_domain, from_problem, problem_response
+from infra.http.responses import FastJSONResponse
 from infra.http.routes import (
     audit_pages,
     events,
@@ -90,6 +92,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
         version="1.0.0",
         description="Event-sourced wallets, ledgers and game rounds. Amounts are decimal strings.",
         lifespan=lifespan,
+        default_response_class=FastJSONResponse,
         docs_url=None,  # served offline by add_docs
         redoc_url=None,
     )
@@ -99,6 +102,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.state.metrics = metrics
     api.state.workers = workers  # what readiness looks at
     api.state.api_keys = settings.keys()
+    api.state.key_digests = key_digests(settings.keys())
     api.state.refusals = throttle
     api.include_router(players.router)
     api.include_router(protection.router)
@@ -110,6 +114,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.include_router(health.router)
     api.include_router(round_index.router)
     api.include_router(audit_pages.router)
+    audit_pages.assets()  # read now, not in the event loop by the first page asked for
     api.include_router(events.router)
     add_docs(api)
     _add_error_handlers(api)
@@ -121,9 +126,10 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
 
 
 def _workers(store: Store, settings: Settings, throttle: Throttle) -> list[PeriodicWorker]:
-    started: list[PeriodicWorker] = [ProjectorWorker(store)] if store.projector_inside else []
+    debounce = settings.projector_debounce_ms / 1000
+    inside = [ProjectorWorker(store, debounce)] if store.projector_inside else []
     return [
-        *started,
+        *inside,
         IdleRoundWorker(store, settings.idle_timeout_seconds),
         AbandonedRoundWorker(store, settings.resume_window_seconds),
         DueChoiceWorker(store, settings.decision_seconds),

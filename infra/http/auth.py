@@ -29,11 +29,21 @@ def authenticate(request: Request) -> Principal:
     if len(key) > KEY_LENGTH_MAX:
         raise _refused(request, "key too long", "the API key is not known")
     keys: dict[str, str] = request.app.state.api_keys
-    role = _lookup(keys, key.strip())
+    offered = key.strip()
+    role = _lookup(keys, offered)
     if role is None:
         raise _refused(request, "unknown key", "the API key is not known")
-    digest = hashlib.sha256(key.strip().encode()).hexdigest()[:24]
-    return Principal(role=role, key_digest=digest)
+    digests: dict[str, str] = getattr(request.app.state, "key_digests", {})
+    return Principal(role=role, key_digest=digests.get(offered) or digest_of(offered))
+
+
+def digest_of(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def key_digests(keys: dict[str, str]) -> dict[str, str]:
+    """Each configured key's digest, made once at start-up rather than per request."""
+    return {key: digest_of(key) for key in keys}
 
 
 def _refused(request: Request, reason: str, detail: str) -> Problem:

@@ -15,11 +15,12 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 from fastapi import Depends, Request
-from fastapi.responses import JSONResponse
 
 from domain.outcome import Outcome, Receipt
 from infra.http.auth import COMMAND, OPERATOR, Principal
 from infra.http.problems import Problem
+from infra.http.responses import FastJSONResponse
+from infra.http.strict_json import PARSED_BODY
 
 T = TypeVar("T")
 KEY_LENGTH_MAX = 128
@@ -41,14 +42,14 @@ class Command:
         return Receipt(key=self.scoped_key, fingerprint=self.fingerprint, render=body)
 
     @staticmethod
-    def respond(outcome: Outcome[Any], status: int) -> JSONResponse:
+    def respond(outcome: Outcome[Any], status: int) -> FastJSONResponse:
         """The answer: the body the receipt remembers, with the route's own status (a
         replay answers exactly as the first time did)."""
         assert outcome.answer is not None, "command routes always pass a receipt"
         headers = {POSITION_HEADER: str(outcome.position)}
         if outcome.replayed:
             headers["Idempotent-Replayed"] = "true"
-        return JSONResponse(outcome.answer, status, headers=headers)
+        return FastJSONResponse(outcome.answer, status, headers=headers)
 
 
 async def _command(request: Request, principal: Principal) -> Command:
@@ -60,11 +61,27 @@ async def _command(request: Request, principal: Principal) -> Command:
             400, "invalid_idempotency_key", f"Idempotency-Key must be 1-{KEY_LENGTH_MAX} characters"
         )
     body = await request.body()
-    _note_ids_for_the_log(request, body)
+    parsed = _parsed(request, body)
+    _note_ids_for_the_log(request, parsed)
     return Command(
         scoped_key=f"{principal.key_digest}:{key}",
-        fingerprint=_fingerprint(request.method, _target(request), body),
+        fingerprint=_fingerprint(request.method, _target(request), body, parsed),
     )
+
+
+_UNREADABLE = object()
+
+
+def _parsed(request: Request, body: bytes) -> Any:
+    """The body's JSON value: as StrictJsonBodies parsed it already, else parsed here
+    (a body not declared JSON); _UNREADABLE when it is not JSON at all."""
+    parsed = getattr(request.state, PARSED_BODY, _UNREADABLE)
+    if parsed is not _UNREADABLE:
+        return parsed
+    try:
+        return json.loads(body)
+    except ValueError:
+        return _UNREADABLE
 
 
 async def service_command(request: Request, principal: Principal = Depends(COMMAND)) -> Command:
@@ -75,12 +92,8 @@ async def operator_command(request: Request, principal: Principal = Depends(OPER
     return await _command(request, principal)
 
 
-def _note_ids_for_the_log(request: Request, body: bytes) -> None:
+def _note_ids_for_the_log(request: Request, parsed: Any) -> None:
     """Ids named in the body (a player sitting down, say) go into the request's log line."""
-    try:
-        parsed = json.loads(body) if body else None
-    except ValueError:
-        return
     if isinstance(parsed, dict):
         request.state.log_ids = {
             name: parsed[name] for name in LOGGED_BODY_IDS if isinstance(parsed.get(name), str)
@@ -96,9 +109,9 @@ def _target(request: Request) -> str:
     return f"{request.url.path}?{urlencode(pairs)}" if pairs else request.url.path
 
 
-def _fingerprint(method: str, path: str, body: bytes) -> str:
-    try:
-        canonical = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":"))
-    except ValueError:
+def _fingerprint(method: str, path: str, body: bytes, parsed: Any) -> str:
+    if parsed is _UNREADABLE:
         canonical = body.decode("utf-8", "replace")  # Refused later as malformed anyway.
+    else:
+        canonical = json.dumps(parsed, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(f"{method} {path}\n{canonical}".encode()).hexdigest()

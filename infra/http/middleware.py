@@ -6,9 +6,10 @@ stream copy per request.
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 import time
-import uuid
 from collections.abc import Callable
 
 import structlog
@@ -25,6 +26,18 @@ REQUEST_ID_PATTERN = re.compile(rf"[!-~]{{1,{REQUEST_ID_LENGTH_MAX}}}")
 # Told of each answered request: its method, route template, status and seconds taken.
 RequestObserver = Callable[[str, str, int, float], None]
 UNMATCHED = "(unmatched)"  # the route label of a path no route matched
+# Request ids made here: a random prefix per process and a counter, unique like a
+# uuid4 at a fraction of its cost (one urandom call per process, not per request).
+_ID_PREFIX = os.urandom(8).hex()
+_ID_COUNTER = itertools.count()
+
+
+def _new_id_prefix() -> None:
+    global _ID_PREFIX
+    _ID_PREFIX = os.urandom(8).hex()
+
+
+os.register_at_fork(after_in_child=_new_id_prefix)  # a forked worker is a new process too
 
 log = get_logger("casino.http")
 
@@ -48,7 +61,7 @@ class RequestLog:
             return
         offered = Headers(scope=scope).get("x-request-id")
         acceptable = offered is None or REQUEST_ID_PATTERN.fullmatch(offered) is not None
-        request_id = offered if offered is not None and acceptable else uuid.uuid4().hex
+        request_id = offered if offered is not None and acceptable else _new_request_id()
         started, status = time.perf_counter(), 500
 
         async def send_with_id(message: Message) -> None:
@@ -75,6 +88,10 @@ class RequestLog:
                 _log(scope, request_id, route, status, seconds)
                 if self.observe is not None:
                     self.observe(scope["method"], route, status, seconds)
+
+
+def _new_request_id() -> str:
+    return f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"
 
 
 def _route_of(scope: Scope) -> str:

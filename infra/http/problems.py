@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi.responses import JSONResponse
-
 from domain.errors import DomainError
+from infra.http.responses import FastJSONResponse
 
 STATUS_BY_KIND = {
     "invalid": 422,
@@ -49,7 +48,7 @@ class Problem(Exception):
         self.facts = facts
 
 
-def problem_response(status: int, code: str, detail: str, **facts: Any) -> JSONResponse:
+def problem_response(status: int, code: str, detail: str, **facts: Any) -> FastJSONResponse:
     body = {
         "type": f"urn:casino:problem:{code}",
         "title": TITLES.get(status, "Error"),
@@ -59,7 +58,7 @@ def problem_response(status: int, code: str, detail: str, **facts: Any) -> JSONR
         **facts,
     }
     headers = {"Retry-After": "1"} if status == 503 else None
-    return JSONResponse(body, status, media_type="application/problem+json", headers=headers)
+    return FastJSONResponse(body, status, media_type="application/problem+json", headers=headers)
 
 
 def status_of(error: type[DomainError]) -> int:
@@ -67,9 +66,9 @@ def status_of(error: type[DomainError]) -> int:
     return STATUS_BY_KIND[error.kind]
 
 
-def from_domain(error: DomainError) -> JSONResponse:
+def from_domain(error: DomainError) -> FastJSONResponse:
     return problem_response(status_of(type(error)), error.code, error.detail, **error.facts)
 
 
-def from_problem(problem: Problem) -> JSONResponse:
+def from_problem(problem: Problem) -> FastJSONResponse:
     return problem_response(problem.status, problem.code, problem.detail, **problem.facts)

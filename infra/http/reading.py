@@ -2,11 +2,14 @@
 
 Every command's answer carries the log position that includes it (the
 `Casino-Position` header). A read given `min_position` answers only once the
-read models include that position. With the projector inside the server (the
-default) every read first catches the read models up with the whole log, so it
-includes every acknowledged command even without `min_position`; with the
-projector in a separate process a read waits for the position it was given, up
-to CASINO_READ_WAIT_SECONDS, then answers 503 `projection_behind`.
+read models include that position. With the projector inside the server (on
+SQLite, by default) every read first catches the read models up with the whole
+log, so it includes every acknowledged command even without `min_position`; so
+does a read with the projector in the process the server starts beside itself
+(on PostgreSQL, by default), by waiting until it has the log's head as of the
+read. With the projector in a process of the operator's (CASINO_PROJECTOR=
+separate) a read waits only for the position it was given. A wait lasts up to
+CASINO_READ_WAIT_SECONDS, then answers 503 `projection_behind`.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from infra.http.problems import Problem
 from infra.store.store import Store
 from projections.base import POSITION_MAX, Cursor
 
-POLL_SECONDS = 0.01
+POLL_SECONDS = 0.005  # a projector beside the server is usually a few ms behind
 
 
 def app_of(request: Request) -> CasinoApplication:
@@ -57,6 +60,9 @@ def projected(request: Request, *, whole_log: bool = False) -> Iterator[Cursor]:
         if whole_log:
             with contextlib.suppress(Problem):
                 wait_for(store, store.projector.head(), seconds)
+        elif store.reads_wait_for_head:
+            asked = request.state.min_position or 0
+            wait_for(store, max(asked, store.projector.head()), seconds)
         elif request.state.min_position:
             wait_for(store, request.state.min_position, seconds)
     with store.database.read() as cursor:

@@ -13,6 +13,7 @@ route's role check has passed (`infra/http/auth.py: allow`).
 from __future__ import annotations
 
 import email.message
+import functools
 import json
 from typing import Any
 
@@ -22,6 +23,7 @@ from infra.http.problems import Problem
 
 JSON_DEPTH_MAX = 16
 BODY_PROBLEM = "body_problem"
+PARSED_BODY = "parsed_body"  # the body's value, parsed here, for whoever needs it next
 PLACEHOLDER = b"{}"
 
 
@@ -44,9 +46,9 @@ class StrictJsonBodies:
             await self.app(scope, _replay(messages, receive), send)  # disconnected, or empty
             return
         try:
-            parse_strictly(body)
+            scope.setdefault("state", {})[PARSED_BODY] = parse_strictly(body)
         except Problem as problem:
-            scope.setdefault("state", {})[BODY_PROBLEM] = problem
+            scope["state"][BODY_PROBLEM] = problem
             messages = [{"type": "http.request", "body": PLACEHOLDER, "more_body": False}]
         await self.app(scope, _replay(messages, receive), send)
 
@@ -114,13 +116,18 @@ def _declares_json(scope: Scope) -> bool:
     """As FastAPI decides whether to parse a body: application/json or +json."""
     for name, value in scope["headers"]:
         if name == b"content-type":
-            message = email.message.Message()
-            message["content-type"] = value.decode("latin-1")
-            subtype = message.get_content_subtype()
-            return message.get_content_maintype() == "application" and (
-                subtype == "json" or subtype.endswith("+json")
-            )
+            return _is_json(value)
     return False
+
+
+@functools.lru_cache(maxsize=64)  # Clients send few distinct content types: parse each once.
+def _is_json(content_type: bytes) -> bool:
+    message = email.message.Message()
+    message["content-type"] = content_type.decode("latin-1")
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
 
 
 async def _read_whole(receive: Receive) -> tuple[list[Message], bytes]:

@@ -21,14 +21,19 @@ PROJECTION_LOCK_KEY = 72_010_001
 class SQLiteDatabase:
     dialect = "sqlite"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, durable: bool = True) -> None:
+        """`durable=False` for a scratch copy thrown away after use (a rebuild aside):
+        its commits skip the fsync, which a crash could only cost the copy."""
         self.path = path
+        self.durable = durable
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(
             self.path, timeout=SQLITE_BUSY_TIMEOUT_SECONDS, isolation_level=None
         )
         connection.execute("PRAGMA journal_mode=WAL")
+        if not self.durable:
+            connection.execute("PRAGMA synchronous=OFF")
         return connection
 
     @contextmanager
@@ -110,11 +115,16 @@ class PostgresDatabase:
         schema: str,
         pool_size: int,
         lock_key: int | None = PROJECTION_LOCK_KEY,
+        *,
+        durable: bool = True,
     ) -> None:
-        """`lock_key`: the advisory lock `write` takes; None for a private copy."""
+        """`lock_key`: the advisory lock `write` takes; None for a private copy.
+        `durable=False` for a scratch copy thrown away after use: its commits do not
+        wait for the WAL's flush."""
         self.conninfo = conninfo
         self.schema = schema
         self.lock_key = lock_key
+        self.durable = durable
         self.pool = ConnectionPool(
             conninfo,
             min_size=1,
@@ -135,6 +145,8 @@ class PostgresDatabase:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             if lock and self.lock_key is not None:
                 cursor.execute("SELECT pg_advisory_xact_lock(?)", (self.lock_key,))
+            if lock and not self.durable:
+                cursor.execute("SET LOCAL synchronous_commit = off")
             yield cursor
 
     def read(self) -> Any:

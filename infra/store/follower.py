@@ -30,8 +30,12 @@ class EventSignal(Protocol):
         """Start hearing of commits (before catching up, so none falls in between)."""
         ...
 
-    def wait(self, seconds: float) -> None:
-        """Return when events may have been saved, or after `seconds`."""
+    def wait(self, seconds: float) -> bool:
+        """Return when events may have been saved (True), or after `seconds` (False)."""
+        ...
+
+    def drain(self) -> None:
+        """Forget the wake-ups heard so far (what they announce is caught up next)."""
         ...
 
     def close(self) -> None: ...
@@ -43,8 +47,11 @@ class Polling:
     def listen(self) -> None:
         pass
 
-    def wait(self, seconds: float) -> None:
-        pass  # The worker's own interval is the poll.
+    def wait(self, seconds: float) -> bool:
+        return False  # The worker's own interval is the poll.
+
+    def drain(self) -> None:
+        pass
 
     def close(self) -> None:
         pass
@@ -70,13 +77,24 @@ class PostgresListener:
             log.warning("listen_failed", error=repr(error))
             self.close()
 
-    def wait(self, seconds: float) -> None:
+    def wait(self, seconds: float) -> bool:
         if self.connection is None:
             time.sleep(seconds)  # Not listening: poll until the connection comes back.
-            return
+            return False
         try:
             for _ in self.connection.notifies(timeout=seconds, stop_after=1):
-                break
+                return True
+        except psycopg.Error as error:
+            log.warning("listen_failed", error=repr(error))
+            self.close()
+        return False
+
+    def drain(self) -> None:
+        if self.connection is None:
+            return
+        try:
+            for _ in self.connection.notifies(timeout=0):
+                pass
         except psycopg.Error as error:
             log.warning("listen_failed", error=repr(error))
             self.close()

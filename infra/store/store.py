@@ -47,6 +47,9 @@ class Store:
     # False when `casino projections run` keeps the read models in a process of its
     # own: readers and workers of this process then never write them.
     projector_inside: bool = True
+    # With the projector in another process: whether every read waits until the read
+    # models have the log's head as of the read (else only the `min_position` asked).
+    reads_wait_for_head: bool = False
 
     def close(self) -> None:
         self.app.close()

@@ -64,6 +64,8 @@ def assets() -> dict[str, Asset]:
     return found
 
 
+# The pages' routes are async: they answer from memory (the assets, read once when the
+# app is made), so nothing blocks the event loop and no thread-pool hop is needed.
 def _serve(name: str, request: Request) -> Response:
     asset = assets().get(name)
     if asset is None:
@@ -82,17 +84,19 @@ PAGE: dict[int | str, dict[str, Any]] = {
 
 
 @router.get("/audit/rounds", response_class=Response, responses=PAGE)
-def round_index_page(request: Request) -> Response:
+async def round_index_page(request: Request) -> Response:
     """An HTML index of rounds (`?player_id=&from=&to=`), each linking to its page."""
     return _serve("index.html", request)
 
 
 @router.get("/audit/rounds/{round_id}", response_class=Response, responses=PAGE)
-def round_page(request: Request, round_id: str = Path(max_length=ROUND_ID_LENGTH_MAX)) -> Response:
+async def round_page(
+    request: Request, round_id: str = Path(max_length=ROUND_ID_LENGTH_MAX)
+) -> Response:
     """An HTML page: the round card by card, its money, and its seed checked in the browser."""
     return _serve("round.html", request)
 
 
 @router.get("/audit/assets/{name}", response_class=Response, include_in_schema=False)
-def asset(request: Request, name: str = Path(max_length=ASSET_NAME_LENGTH_MAX)) -> Response:
+async def asset(request: Request, name: str = Path(max_length=ASSET_NAME_LENGTH_MAX)) -> Response:
     return _serve(name, request)
