@@ -83,6 +83,9 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
         throttle.flush()
         if background:
             store.app.record_significant("stopped", {})
+        for worker in started:
+            if isinstance(worker, WitnessWorker):
+                worker.note_last()  # After the last save (infra/witness.py)
 
     api = FastAPI(
         title="Casino accounting",

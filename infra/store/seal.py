@@ -95,6 +95,19 @@ def seal_digest(first: int, last: int, count: int, events: str, previous: str) -
     return hashlib.sha256(body.encode()).hexdigest()
 
 
+def digest_of(seal: Seal) -> str:
+    """The digest `seal`'s own fields hash to (its stored `digest` must be this)."""
+    return seal_digest(
+        seal.first_position, seal.last_position, seal.event_count, seal.events_digest, seal.previous
+    )
+
+
+def signed(public_key: Ed25519PublicKey, seal: Seal) -> bool:
+    """Whether `seal` hashes to its digest and the digest is signed by `public_key`."""
+    digest = digest_of(seal)
+    return digest == seal.digest and signs(public_key, seal.signature, digest.encode())
+
+
 def signs(public_key: Ed25519PublicKey, signature_hex: str, message: bytes) -> bool:
     try:
         public_key.verify(bytes.fromhex(signature_hex), message)
