@@ -38,7 +38,7 @@ from uuid import UUID
 
 import psycopg
 import psycopg.rows
-from eventsourcing.persistence import OperationalError, PersistenceError, StoredEvent
+from eventsourcing.persistence import OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 from psycopg import ClientCursor
@@ -65,7 +65,7 @@ def trusted_head(sealer: Sealer, row: Sequence[Any] | None) -> tuple[str, int]:
     except (TypeError, ValueError, OverflowError):
         seal = None
     if seal is None or not seals.signed(sealer.public_key, seal):
-        raise PersistenceError(
+        raise seals.LogTampered(
             f"the last seal, ending at position {row[0]}, is not signed by the service's "
             "key: it was inserted behind the service's back (run `casino audit verify`); "
             "nothing was saved"
@@ -83,7 +83,7 @@ def next_seal(
     previous, last = trusted_head(sealer, head)
     if positions[0] <= last:
         # SQLite reuses the rowids of removed last events: a tampered store.
-        raise PersistenceError(
+        raise seals.LogTampered(
             f"the seals already reach position {last}, past the new event's position "
             f"{positions[0]}: events were removed from the end of the store (run "
             "`casino audit verify`); nothing was saved"
@@ -91,11 +91,16 @@ def next_seal(
     if head and positions[0] > last + 1:
         # Events past the last seal were inserted behind the service's back: a save
         # on top of them would act on them (a forged deposit paying a withdrawal).
-        raise PersistenceError(
+        raise seals.LogTampered(
             f"the events after position {last} are in no seal: they were inserted behind "
             "the service's back (run `casino audit verify`); nothing was saved"
         )
     return sealer.seal(positions, stored, previous)
+
+
+# The plain data_exception that schema.py's expect_log_top raises for a tampered log
+# (other data errors carry a more specific code of the same class).
+TAMPERED_SQLSTATE = "22000"
 
 
 class SingleTripRecorder(PostgresApplicationRecorder):
@@ -146,6 +151,11 @@ class SingleTripRecorder(PostgresApplicationRecorder):
             except psycopg.errors.SerializationFailure:
                 self._seal_head = None  # Another process saved meanwhile: look again.
                 continue
+            except psycopg.errors.DataException as error:
+                self._seal_head = None
+                if error.sqlstate == TAMPERED_SQLSTATE:  # expect_log_top's refusals
+                    raise seals.LogTampered(error.diag.message_primary or str(error)) from None
+                raise
             except BaseException:
                 self._seal_head = None
                 raise
@@ -232,7 +242,7 @@ class ChainingSQLiteRecorder(SQLiteApplicationRecorder):
         if positions[0] <= head_position:
             # SQLite reuses the rowid of a removed last event: a tampered store. Refuse
             # rather than chain a new event where a removed one's link stands.
-            raise PersistenceError(
+            raise seals.LogTampered(
                 f"the event chain already reaches position {head_position}, past the new "
                 f"event's position {positions[0]}: events were removed from the end of the "
                 "store (run `casino audit verify`); nothing was saved"

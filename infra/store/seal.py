@@ -35,13 +35,18 @@ from uuid import UUID
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import PersistenceError, StoredEvent
 
 TABLE = "event_seals"
 GENESIS = "0" * 64
 SIGNATURE_BYTES = 64
 SNAPSHOT_MARK = b"\x00casino-snapshot-seal/1:"
 COLUMNS = "last_position, first_position, event_count, events_digest, previous, digest, signature"
+
+
+class LogTampered(PersistenceError):
+    """The log was changed behind the service's back (a tail cut, events or a seal
+    inserted): the service saves nothing on top of it until someone has looked."""
 
 
 class SealKeyError(ValueError):

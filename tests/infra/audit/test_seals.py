@@ -27,7 +27,7 @@ from infra.store import seal as seals
 from infra.store.seal import Sealer, public_key_text
 from infra.store.store import Store
 from infra.witness import UnsignedSeal, WitnessWorker
-from tests.conftest import SEAL_KEY, StoreFactory
+from tests.conftest import SEAL_KEY, Api, StoreFactory
 from tests.infra.audit.test_verify import Attacker, named, play_some_rounds, run_cli
 
 PUBLIC_KEY = SEAL_KEY.public_key()
@@ -385,6 +385,20 @@ def test_the_service_saves_nothing_on_top_of_an_unsealed_tail(
     # Then nothing was saved on top of it, and verify names the forgery
     assert max(row.position for row in attacker.rows()) == forged
     assert named(problems_of(restarted), f"event at position {forged}", "in no seal")
+
+
+def test_a_command_on_an_unsealed_tail_is_answered_503_log_tampered(
+    stores: StoreFactory, store: Store, attacker: Attacker, api: Api
+) -> None:
+    # Given a deposit forged at the tail of the log the server writes to
+    forge_deposit_at_tail(store, stores, attacker)
+    # When a client asks that server to pay it out
+    answer = api.post("/v1/players/ann/withdrawals", {"mode": "real", "amount": "10000.00"})
+    # Then it is told why nothing happened, as a problem with a stable code, not a 500
+    assert answer.status_code == 503
+    assert answer.headers["content-type"].startswith("application/problem+json")
+    assert answer.json()["code"] == "log_tampered"
+    assert "in no seal" in answer.json()["detail"]
 
 
 def forge_deposit_at_tail(store: Store, stores: StoreFactory, attacker: Attacker) -> int:
