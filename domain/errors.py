@@ -67,6 +67,14 @@ class IdempotencyKeyReused(DomainError):
     code = "idempotency_key_reused"
 
 
+class ReceiptUnsealed(DomainError):
+    """The answer stored for this Idempotency-Key is in no seal the service made: it
+    was written behind the service's back, so it is neither replayed nor overwritten."""
+
+    code = "receipt_unsealed"
+    kind = "unavailable"
+
+
 class ConcurrencyExhausted(DomainError):
     """The command kept losing optimistic-concurrency races; nothing was applied."""
 

@@ -42,7 +42,12 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.utils import EnvType
 
-from domain.errors import ConcurrencyExhausted, DomainError, IdempotencyKeyReused
+from domain.errors import (
+    ConcurrencyExhausted,
+    DomainError,
+    IdempotencyKeyReused,
+    ReceiptUnsealed,
+)
 from domain.group_commit import GroupCommit, GroupCommitSettings, insert_of
 from domain.ids import receipt_uuid
 from domain.outcome import CommandObserver, Outcome, Receipt, Unobserved
@@ -83,6 +88,10 @@ class CommandSeam(Application[UUID]):
     # long-lived aggregate is snapshotted so that loading it costs the same however
     # old it is; the application adds its games' (domain/application.py).
     snapshotting_intervals: ClassVar[dict[type[Any], int]] = {Wallet: 200, Player: 200}
+    # Whether the store's seals cover an event (aggregate id, version); set by the
+    # store when it seals (infra/store/sealed_reads.py). A receipt is an answer given
+    # without running the command, so one no seal covers is never replayed.
+    sealed: Callable[[UUID, int], bool] | None = None
 
     def __init__(
         self, env: EnvType | None = None, sleep: Sleep | None = None, box: SecretBox | None = None
@@ -289,6 +298,11 @@ class CommandSeam(Application[UUID]):
             return None
         stored = found[0]
         assert isinstance(stored, CommandReceipt.Created)
+        if self.sealed is not None and not self.sealed(stored.originator_id, 1):
+            raise ReceiptUnsealed(
+                "the answer stored for this Idempotency-Key is in no seal of the service: "
+                "it was written behind its back; nothing was done (run `casino audit verify`)"
+            )
         if stored.fingerprint != receipt.fingerprint:
             raise IdempotencyKeyReused(
                 "this Idempotency-Key was already used with a different request"

@@ -36,13 +36,23 @@ def stored_seals(store: Store, up_to: int | None = None) -> Iterator[Seal]:
                 " ORDER BY last_position LIMIT ?",
                 (after, BATCH),
             )
-            batch = [seals.seal_of(row) for row in cursor.fetchall()]
+            batch = [_seal_read(row) for row in cursor.fetchall()]
         if not batch:
             return
         yield from batch
         after = batch[-1].last_position
         if up_to is not None and after >= up_to:
             return
+
+
+def _seal_read(row: Any) -> Seal:
+    """The seal a row holds; one whose values are not a seal's (SQLite stores any
+    value in any column) is read as a seal that fails every check, so it is named."""
+    try:
+        return seals.seal_of(row)
+    except (TypeError, ValueError, OverflowError):
+        position = int(row[0])  # SQLite's rowid: always an integer
+        return Seal(position, position, 0, "", "", "malformed", "")
 
 
 def seal_head(store: Store) -> int:
@@ -132,13 +142,7 @@ class SealCheck:
                 f"{where} does not follow the seal before it: a seal was removed, "
                 "inserted or reordered"
             )
-        digest = seals.seal_digest(
-            seal.first_position,
-            seal.last_position,
-            seal.event_count,
-            seal.events_digest,
-            seal.previous,
-        )
+        digest = seals.digest_of(seal)
         if digest != seal.digest:
             self.problems.add(f"{where} does not hash to its digest: it was altered")
         elif self.public_key is not None and not seals.signs(
@@ -195,7 +199,7 @@ def _checkpoint_problem(store: Store, line: str, public_key: Ed25519PublicKey | 
         noted = json.loads(line)
         position, digest = int(noted["position"]), str(noted["digest"])
         signature, at = str(noted["signature"]), str(noted.get("time", "?"))
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, OverflowError):
         return "not a checkpoint (JSON with position, digest, time, signature)"
     if public_key is not None and not seals.signs(public_key, signature, digest.encode()):
         return f"the checkpoint at position {position} is not signed by the service's key"

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -51,12 +52,15 @@ from infra.audit.rebuild import compare_with_rebuild
 from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
 from infra.audit.snapshot_check import snapshot_problems, wallet_problems
 from infra.store import chain as event_chain
+from infra.store.database import PostgresDatabase
+from infra.store.schema import POSTGRES_EVENTS_TABLE, SQLITE_EVENTS_TABLE
 from infra.store.store import Store
 from projections import balances
 from projections.round_trail import ENDED
 from projections.runner import position_in
 
 BATCH = 5000  # events per page read: fewer round trips, little more memory
+OUTSIDE_LISTED_MAX = 100
 VERIFIERS = {
     baccarat_topics.ROUND: verify_baccarat_round,
     blackjack_topics.ROUND: verify_blackjack_round,
@@ -156,7 +160,8 @@ def verify(
     rounds.finish()
     report.rounds = rounds.checked
     report.problems += (
-        chain.finish()
+        _outside_the_log(store)
+        + chain.finish()
         + sealing.finish(sealed_store_expected=public_key is not None)
         + versions.problems.all()
         + unreadable.all()
@@ -172,6 +177,41 @@ def verify(
         report.problems += _outside_problems(store, report, public_key, witness)
         report.problems += _wallet_problems(store, books, up_to)
     return report
+
+
+def _outside_the_log(store: Store) -> list[str]:
+    """Events or links at positions the log never gives (below 1). Every check reads
+    the log from position 1 on, but an aggregate loads its events by id whatever
+    their position: such an event would be acted on and seen by nothing else."""
+    postgres = isinstance(store.database, PostgresDatabase)
+    events, position = (
+        (POSTGRES_EVENTS_TABLE, "notification_id") if postgres else (SQLITE_EVENTS_TABLE, "rowid")
+    )
+    problems = Problems("positions below 1")
+    with store.database.read() as cursor:
+        cursor.execute(
+            f"SELECT {position}, originator_id, originator_version FROM {events}"
+            f" WHERE {position} < 1 ORDER BY {position} LIMIT ?",
+            (OUTSIDE_LISTED_MAX,),
+        )
+        for row in cursor.fetchall():
+            problems.add(
+                f"event at position {row[0]} ({_uuid_text(row[1])} version {row[2]}) is "
+                "below the log's first position: it was inserted behind the store's back"
+            )
+        cursor.execute(f"SELECT COUNT(*) FROM {event_chain.TABLE} WHERE position < 1")
+        found = cursor.fetchone()
+    links = int(found[0]) if found else 0
+    if links:
+        problems.add(f"{links} links of the event chain stand below position 1: forged")
+    return problems.all()
+
+
+def _uuid_text(stored_id: Any) -> str:
+    try:
+        return str(UUID(str(stored_id)))
+    except ValueError:
+        return repr(stored_id)
 
 
 def _outside_problems(

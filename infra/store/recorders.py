@@ -37,7 +37,8 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from eventsourcing.persistence import OperationalError, PersistenceError, StoredEvent
+import psycopg.rows
+from eventsourcing.persistence import OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 from psycopg import ClientCursor
@@ -50,7 +51,26 @@ from infra.store.seal import Sealer
 
 log = get_logger("casino.store")
 SEAL_TRIES_MAX = 20
-_SEAL_HEAD = f"SELECT digest, last_position FROM {seals.TABLE} ORDER BY last_position DESC LIMIT 1"
+_SEAL_HEAD = f"SELECT {seals.COLUMNS} FROM {seals.TABLE} ORDER BY last_position DESC LIMIT 1"
+
+
+def trusted_head(sealer: Sealer, row: Sequence[Any] | None) -> tuple[str, int]:
+    """The last seal's digest and position (a row of _SEAL_HEAD), once it is known to
+    be the service's: a seal row inserted behind its back (the service's role may
+    insert seals) would otherwise let a forged tail pass for a sealed one."""
+    if row is None:
+        return seals.GENESIS, 0
+    try:
+        seal = seals.seal_of(row)
+    except (TypeError, ValueError, OverflowError):
+        seal = None
+    if seal is None or not seals.signed(sealer.public_key, seal):
+        raise seals.LogTampered(
+            f"the last seal, ending at position {row[0]}, is not signed by the service's "
+            "key: it was inserted behind the service's back (run `casino audit verify`); "
+            "nothing was saved"
+        )
+    return seal.digest, seal.last_position
 
 
 def next_seal(
@@ -60,15 +80,27 @@ def next_seal(
     stored: Sequence[StoredEvent],
 ) -> seals.Seal:
     """The seal of a transaction's events, after the seal `head` (a row of _SEAL_HEAD)."""
-    previous, last = (str(head[0]), int(head[1])) if head else (seals.GENESIS, 0)
+    previous, last = trusted_head(sealer, head)
     if positions[0] <= last:
         # SQLite reuses the rowids of removed last events: a tampered store.
-        raise PersistenceError(
+        raise seals.LogTampered(
             f"the seals already reach position {last}, past the new event's position "
             f"{positions[0]}: events were removed from the end of the store (run "
             "`casino audit verify`); nothing was saved"
         )
+    if head and positions[0] > last + 1:
+        # Events past the last seal were inserted behind the service's back: a save
+        # on top of them would act on them (a forged deposit paying a withdrawal).
+        raise seals.LogTampered(
+            f"the events after position {last} are in no seal: they were inserted behind "
+            "the service's back (run `casino audit verify`); nothing was saved"
+        )
     return sealer.seal(positions, stored, previous)
+
+
+# The plain data_exception that schema.py's expect_log_top raises for a tampered log
+# (other data errors carry a more specific code of the same class).
+TAMPERED_SQLSTATE = "22000"
 
 
 class SingleTripRecorder(PostgresApplicationRecorder):
@@ -104,7 +136,7 @@ class SingleTripRecorder(PostgresApplicationRecorder):
         script checks under the lock that the head has not moved, else it fails and
         is made again on the head as it is now."""
         for _ in range(SEAL_TRIES_MAX):
-            previous, top = self._seal_head or self._read_seal_head(connection)
+            previous, top = self._seal_head or self._read_seal_head(connection, sealer)
             positions = list(range(top + 1, top + 1 + len(stored)))
             seal = sealer.seal(positions, stored, previous)
             params: list[Any] = [previous, top]
@@ -119,6 +151,11 @@ class SingleTripRecorder(PostgresApplicationRecorder):
             except psycopg.errors.SerializationFailure:
                 self._seal_head = None  # Another process saved meanwhile: look again.
                 continue
+            except psycopg.errors.DataException as error:
+                self._seal_head = None
+                if error.sqlstate == TAMPERED_SQLSTATE:  # expect_log_top's refusals
+                    raise seals.LogTampered(error.diag.message_primary or str(error)) from None
+                raise
             except BaseException:
                 self._seal_head = None
                 raise
@@ -126,13 +163,18 @@ class SingleTripRecorder(PostgresApplicationRecorder):
             return positions
         raise OperationalError("the log kept moving on under the seal: nothing was saved")
 
-    def _read_seal_head(self, connection: Any) -> tuple[str, int]:
-        row = connection.execute(
-            SQL("SELECT {schema}.seal_head_digest(), {schema}.log_top()").format(
-                schema=Identifier(self.datastore.schema)
+    def _read_seal_head(self, connection: Any, sealer: Sealer) -> tuple[str, int]:
+        schema = Identifier(self.datastore.schema)
+        top = connection.execute(SQL("SELECT {schema}.log_top()").format(schema=schema))
+        log_top = int(top.fetchone()["log_top"])
+        cursor = connection.cursor(row_factory=psycopg.rows.tuple_row)
+        cursor.execute(
+            SQL(_SEAL_HEAD.replace(seals.TABLE, "{schema}.{seals}")).format(
+                schema=schema, seals=Identifier(seals.TABLE)
             )
-        ).fetchone()
-        return str(row["seal_head_digest"]), int(row["log_top"])
+        )
+        digest, _ = trusted_head(sealer, cursor.fetchone())
+        return digest, log_top
 
     def _sealed_script(self, count: int) -> Composed:
         schema = Identifier(self.datastore.schema)
@@ -200,7 +242,7 @@ class ChainingSQLiteRecorder(SQLiteApplicationRecorder):
         if positions[0] <= head_position:
             # SQLite reuses the rowid of a removed last event: a tampered store. Refuse
             # rather than chain a new event where a removed one's link stands.
-            raise PersistenceError(
+            raise seals.LogTampered(
                 f"the event chain already reaches position {head_position}, past the new "
                 f"event's position {positions[0]}: events were removed from the end of the "
                 "store (run `casino audit verify`); nothing was saved"

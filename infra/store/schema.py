@@ -125,6 +125,13 @@ BEGIN
             '%: events were removed from the end of the store (run `casino audit verify`); '
             'nothing was saved', reach, top USING ERRCODE = 'data_exception';
     END IF;
+    -- Events past the last seal were inserted behind the service's back: a save on
+    -- top of them would act on them (a forged deposit paying a real withdrawal).
+    IF (SELECT MAX(last_position) FROM {schema}.{seals}) < top THEN
+        RAISE EXCEPTION 'the events after position % are in no seal: they were inserted '
+            'behind the service''s back (run `casino audit verify`); nothing was saved',
+            (SELECT MAX(last_position) FROM {schema}.{seals}) USING ERRCODE = 'data_exception';
+    END IF;
     IF top <> expected_top OR {schema}.seal_head_digest() <> expected_digest THEN
         RAISE EXCEPTION 'the log moved on since this save was sealed'
             USING ERRCODE = 'serialization_failure';

@@ -35,13 +35,18 @@ from uuid import UUID
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import PersistenceError, StoredEvent
 
 TABLE = "event_seals"
 GENESIS = "0" * 64
 SIGNATURE_BYTES = 64
 SNAPSHOT_MARK = b"\x00casino-snapshot-seal/1:"
 COLUMNS = "last_position, first_position, event_count, events_digest, previous, digest, signature"
+
+
+class LogTampered(PersistenceError):
+    """The log was changed behind the service's back (a tail cut, events or a seal
+    inserted): the service saves nothing on top of it until someone has looked."""
 
 
 class SealKeyError(ValueError):
@@ -93,6 +98,19 @@ def events_digest(lines: Iterable[bytes]) -> str:
 def seal_digest(first: int, last: int, count: int, events: str, previous: str) -> str:
     body = f"casino-seal/1|{first}|{last}|{count}|{events}|{previous}"
     return hashlib.sha256(body.encode()).hexdigest()
+
+
+def digest_of(seal: Seal) -> str:
+    """The digest `seal`'s own fields hash to (its stored `digest` must be this)."""
+    return seal_digest(
+        seal.first_position, seal.last_position, seal.event_count, seal.events_digest, seal.previous
+    )
+
+
+def signed(public_key: Ed25519PublicKey, seal: Seal) -> bool:
+    """Whether `seal` hashes to its digest and the digest is signed by `public_key`."""
+    digest = digest_of(seal)
+    return digest == seal.digest and signs(public_key, seal.signature, digest.encode())
 
 
 def signs(public_key: Ed25519PublicKey, signature_hex: str, message: bytes) -> bool:

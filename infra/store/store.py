@@ -30,6 +30,7 @@ from infra.store.schema import (
     grant_service_role,
 )
 from infra.store.seal import Sealer
+from infra.store.sealed_reads import SealedReads
 from projections.base import POSITION_MAX, Cursor, Database
 from projections.runner import Projector
 
@@ -92,7 +93,7 @@ def open_store(
         AGGREGATE_CACHE_FASTFORWARD="false",
     )
     app = CasinoApplication(env=env, games=games, box=box or AesGcmBox(PROCESS_SECRET_KEY))
-    _seal(app, seal_key)
+    _seal(app, seal_key, database)
     if group_commit is not None:
         app.enable_group_commit(group_commit)
     # On SQLite the events share the read models' file: the projector reads them in its
@@ -106,11 +107,13 @@ def open_store(
     return Store(app, database, projector, url, postgres_schema)
 
 
-def _seal(app: CasinoApplication, key: Ed25519PrivateKey | None) -> None:
+def _seal(app: CasinoApplication, key: Ed25519PrivateKey | None, database: Database) -> None:
     sealer = Sealer(key) if key is not None else None
     recorder = app.recorder
     assert isinstance(recorder, ChainingSQLiteRecorder | SingleTripRecorder)
     recorder.sealer = sealer
+    # A receipt no seal covers is never answered from (infra/store/sealed_reads.py).
+    app.sealed = SealedReads(database, recorder, sealer.public_key) if sealer else None
     assert app.snapshots is not None
     app.snapshots.recorder = SealedSnapshots(app.snapshots.recorder, sealer)  # type: ignore[assignment]
 

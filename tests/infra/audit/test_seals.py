@@ -8,22 +8,26 @@ the attacker. The seals' private key is the one thing the attacker lacks.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import itertools
 import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
+import psycopg
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import PersistenceError, StoredEvent
 
 from infra.audit.verify import verify
 from infra.store import chain as event_chain
 from infra.store import seal as seals
 from infra.store.seal import Sealer, public_key_text
 from infra.store.store import Store
-from infra.witness import WitnessWorker
-from tests.conftest import SEAL_KEY, StoreFactory
+from infra.witness import UnsignedSeal, WitnessWorker
+from tests.conftest import SEAL_KEY, Api, StoreFactory
 from tests.infra.audit.test_verify import Attacker, named, play_some_rounds, run_cli
 
 PUBLIC_KEY = SEAL_KEY.public_key()
@@ -323,3 +327,120 @@ def test_two_servers_on_one_store_keep_one_chain_of_seals(stores: StoreFactory) 
     assert len(found) == 8
     assert sum(seal.event_count for seal in found) == first.app.recorder.max_notification_id()
     assert problems_of(first) == []
+
+
+def test_the_witness_never_notes_a_seal_the_service_did_not_sign(
+    store: Store, attacker: Attacker, tmp_path: Path
+) -> None:
+    # Given a noted store, and a seal row forged far past its head: noted, it would
+    # make the witness skip every genuine seal until it is passed
+    witness = tmp_path / "witness.jsonl"
+    worker = WitnessWorker(store, witness, seconds=60, events=1)
+    store.app.register_player("ann", "Ann")
+    assert worker.note_if_due(0.0) is not None
+    genuine = seal_rows(attacker)[-1]
+    attacker.run(
+        f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (10**12, 10**12, 1, genuine.events_digest, genuine.digest, "ab" * 32, "00" * 64),
+    )
+    # When the witness looks, then it refuses to note it, and says why
+    with pytest.raises(UnsignedSeal):
+        worker.note_if_due(100.0)
+    worker_problem = "not signed by the service's key"
+    with contextlib.suppress(UnsignedSeal):
+        worker.tick()
+    assert worker.problem is not None and worker_problem in worker.problem
+    assert [json.loads(line)["position"] for line in witness.read_text().splitlines()] == [3]
+
+
+def test_a_seal_row_holding_no_seal_values_is_named_not_a_crash(
+    store: Store, attacker: Attacker
+) -> None:
+    # Given a sealed store, and a seal row whose values are text where numbers belong
+    # (PostgreSQL's types refuse it; SQLite stores any value in any column)
+    store.app.register_player("ann", "Ann")
+    head = store.app.recorder.max_notification_id() or 0
+    forged = (head + 1, "first", "many", "x", "y", "z", "w")
+    insert = f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    if attacker.dialect == "postgres":
+        with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+            attacker.run(insert, forged)
+        return
+    attacker.run(insert, forged)
+    # Then verify names it, rather than stopping with a traceback
+    assert named(problems_of(store), f"the seal of positions {head + 1}..{head + 1}")
+
+
+def test_the_service_saves_nothing_on_top_of_an_unsealed_tail(
+    stores: StoreFactory, store: Store, attacker: Attacker
+) -> None:
+    # Given ann's $1.00, and a $10,000.00 deposit forged at the tail as her wallet's
+    # next event, made as the service makes one (the chain linked as it links)
+    forged = forge_deposit_at_tail(store, stores, attacker)
+    # When a server started afresh (it reads the forged deposit) is asked to pay it out
+    restarted = stores.open()
+    assert restarted.app.wallet("ann", "real").balance_cents == 1_000_100
+    with pytest.raises(PersistenceError, match=f"after position {forged - 1} are in no seal"):
+        restarted.app.withdraw("ann", "real", 1_000_000)
+    # Then nothing was saved on top of it, and verify names the forgery
+    assert max(row.position for row in attacker.rows()) == forged
+    assert named(problems_of(restarted), f"event at position {forged}", "in no seal")
+
+
+def test_a_command_on_an_unsealed_tail_is_answered_503_log_tampered(
+    stores: StoreFactory, store: Store, attacker: Attacker, api: Api
+) -> None:
+    # Given a deposit forged at the tail of the log the server writes to
+    forge_deposit_at_tail(store, stores, attacker)
+    # When a client asks that server to pay it out
+    answer = api.post("/v1/players/ann/withdrawals", {"mode": "real", "amount": "10000.00"})
+    # Then it is told why nothing happened, as a problem with a stable code, not a 500
+    assert answer.status_code == 503
+    assert answer.headers["content-type"].startswith("application/problem+json")
+    assert answer.json()["code"] == "log_tampered"
+    assert "in no seal" in answer.json()["detail"]
+
+
+def forge_deposit_at_tail(store: Store, stores: StoreFactory, attacker: Attacker) -> int:
+    """ann's $1.00, and a $10,000.00 deposit made as the service makes one, inserted at
+    the tail as her wallet's next event; its position."""
+    store.app.register_player("ann", "Ann")
+    store.app.deposit("ann", "real", 100)
+    wallet: Any = store.app.wallet("ann", "real")
+    wallet.deposit("forged-1", 1_000_000)
+    stored = store.app.mapper.to_stored_event(wallet.collect_events()[-1])
+    return insert_stored_at_tail(attacker, stores, stored)
+
+
+def insert_stored_at_tail(attacker: Attacker, stores: StoreFactory, stored: StoredEvent) -> int:
+    aggregate, version = str(stored.originator_id), stored.originator_version
+    if stores.backend == "postgres":  # The chain trigger links a plain INSERT by itself.
+        attacker.connection.execute(
+            "INSERT INTO casino_events (originator_id, originator_version, topic, state)"
+            " VALUES (%s, %s, %s, %s)",
+            (aggregate, version, stored.topic, stored.state),
+        )
+        return max(r.position for r in attacker.rows())
+    position = attacker.insert_event(stored, aggregate, version)  # type: ignore[arg-type]
+    row = next(row for row in attacker.rows() if row.position == position)
+    attacker.insert_link(position, aggregate, version, row.link(attacker.link_at(position - 1)))
+    return position
+
+
+def test_a_seal_row_forged_over_a_forged_tail_does_not_let_the_service_save_on_it(
+    stores: StoreFactory, store: Store, attacker: Attacker
+) -> None:
+    # Given a deposit forged at the tail and a seal row, not signed by the service,
+    # claiming to cover it (the service's role may insert into both tables)
+    forged = forge_deposit_at_tail(store, stores, attacker)
+    genuine = seal_rows(attacker)[-1]
+    attacker.run(
+        f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (forged, forged, 1, "ab" * 32, genuine.digest, "cd" * 32, "00" * 64),
+    )
+    # When a server started afresh is asked to pay the forged money out
+    restarted = stores.open()
+    with pytest.raises(PersistenceError, match=f"ending at position {forged}, is not signed"):
+        restarted.app.withdraw("ann", "real", 1_000_000)
+    # Then nothing was saved on top of it
+    assert max(row.position for row in attacker.rows()) == forged

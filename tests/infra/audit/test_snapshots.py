@@ -171,3 +171,34 @@ def test_a_ledger_line_whose_running_balance_is_edited_is_named(
         f"gus's real wallet: ledger line 3 says balance after {MILLION_CENTS} cents, a replay "
         "of its events 2000",
     )
+
+
+def test_a_signed_snapshot_replayed_at_a_later_version_or_another_wallet_is_ignored(
+    stores: StoreFactory, store: Store, attacker: Attacker
+) -> None:
+    # Given bob's wallet snapshotted by the service at $200.00, then emptied, and ann's
+    # wallet of $1.00
+    deposited(store, "bob", 200, 100)
+    deposited(store, "ann", 1, 100)
+    bob: Any = store.app.wallet("bob", "real")
+    ann: Any = store.app.wallet("ann", "real")
+    sealed: Any = store.app.snapshots.recorder  # type: ignore[union-attr]
+    genuine = sealed.recorder.select_events(bob.id, desc=True, limit=1)[0]
+    store.app.withdraw("bob", "real", 200 * 100)
+    # When the attacker copies the genuine signed row to bob's new version and to ann
+    table = "stored_snapshots" if attacker.dialect == "sqlite" else "casino_snapshots"
+    for wallet, version in ((bob, bob.version + 1), (ann, ann.version)):
+        stored_id = wallet.id.hex if attacker.dialect == "sqlite" else str(wallet.id)
+        attacker.run(
+            f"INSERT INTO {table} (originator_id, originator_version, topic, state)"
+            " VALUES (?, ?, ?, ?)",
+            (stored_id, version, genuine.topic, genuine.state),
+        )
+    # Then a server started afresh shows and pays what the events say
+    restarted = stores.open()
+    assert restarted.app.wallet("bob", "real").balance_cents == 0
+    assert restarted.app.wallet("ann", "real").balance_cents == 100
+    # And verify names both copies
+    problems = verify(restarted, None, lambda _: None, public_key=PUBLIC_KEY).problems
+    for wallet in (bob, ann):
+        assert named(problems, f"the snapshot of {wallet.id}", "the service ignores it")

@@ -414,7 +414,8 @@ def test_a_forged_event_without_a_link_is_named(
     deposit = attacker.row("casino:Wallet.Deposited", 0)
     last_version = max(r.version for r in attacker.rows() if r.aggregate == deposit.aggregate)
     forged = attacker.insert_event(deposit, deposit.aggregate, last_version + 1)
-    store.app.register_player("honest", "Honest")  # the store carries on after it
+    with pytest.raises(PersistenceError, match="in no seal"):
+        store.app.register_player("honest", "Honest")  # nothing is saved on top of it
     problems = problems_of(store)
     assert problems[0] == (
         f"event at position {forged} ({deposit.aggregate} version {last_version + 1}) is not "

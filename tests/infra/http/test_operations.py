@@ -3,6 +3,7 @@ readiness that names what is wrong."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any
@@ -185,3 +186,21 @@ def test_a_witness_that_cannot_write_makes_the_server_not_ready(
         # Then readiness names it
         assert answer.status_code == 503
         assert f"the witness cannot write {witness}" in answer.json()["detail"]
+
+
+def test_the_witness_notes_the_last_seal_when_the_server_stops(store: Store, tmp_path: Any) -> None:
+    # Given a serving server whose witness has made its first note
+    witness = tmp_path / "witness.jsonl"
+    store.app.register_player("ann", "Ann")
+    with serving(store, background=True, witness=str(witness)) as api:
+        deadline = time.monotonic() + 10
+        while not witness.is_file() or not witness.read_text().strip():
+            assert time.monotonic() < deadline, "the witness never made its first note"
+            time.sleep(0.05)
+        # When it saves a little more (neither seconds nor events due) and stops
+        answer = api.post("/v1/players/ann/deposits", {"mode": "real", "amount": "5.00"})
+        assert answer.status_code == 201, answer.text
+    # Then the witness's last note is the log's last seal: nothing the server saved
+    # waits for its next start to be noted, while a tail could be cut unseen
+    last = json.loads(witness.read_text().splitlines()[-1])
+    assert last["position"] == store.app.recorder.max_notification_id()

@@ -1,0 +1,96 @@
+"""Whether an event the service is about to act on is in one of its own seals.
+
+The seals let an auditor find an event written behind the service's back
+(infra/audit/seal_check.py), but the service itself loads aggregates by id and
+would act on such an event before any audit runs. Where that would let a forgery
+answer for the service, it asks here first: the command receipt, an answer given
+without running the command (domain/seam.py: `CommandSeam.sealed`). The event's
+seal must be signed by the service's key and cover exactly the events standing at
+its positions now, the event among them. An event saved before sealing began (a
+store older than the seals) is trusted as before: only the event chain covers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from infra.store import seal as seals
+from infra.store.database import PostgresDatabase
+from infra.store.schema import POSTGRES_EVENTS_TABLE, SQLITE_EVENTS_TABLE
+from projections.base import Database
+
+SEAL_EVENTS_MAX = 100_000  # No save is this large; a larger span is no seal of ours.
+
+
+class SealedReads:
+    def __init__(self, database: Database, recorder: Any, public_key: Ed25519PublicKey) -> None:
+        self.database = database
+        self.recorder = recorder
+        self.public_key = public_key
+        self._stored_id: Callable[[UUID], str]
+        if isinstance(database, PostgresDatabase):
+            self._position_sql = (
+                f"SELECT notification_id FROM {POSTGRES_EVENTS_TABLE}"
+                " WHERE originator_id = ? AND originator_version = ?"
+            )
+            self._stored_id = str
+        else:
+            self._position_sql = (
+                f"SELECT rowid FROM {SQLITE_EVENTS_TABLE}"
+                " WHERE originator_id = ? AND originator_version = ?"
+            )
+            self._stored_id = lambda originator_id: originator_id.hex  # as SQLite stores it
+
+    def __call__(self, originator_id: UUID, version: int) -> bool:
+        with self.database.read() as cursor:
+            cursor.execute(self._position_sql, (self._stored_id(originator_id), version))
+            found = cursor.fetchone()
+            if found is None:
+                return False
+            position = int(found[0])
+            if position < 1:
+                return False  # The log never gives such a position.
+            cursor.execute(
+                f"SELECT {seals.COLUMNS} FROM {seals.TABLE} WHERE last_position >= ?"
+                " ORDER BY last_position LIMIT 1",
+                (position,),
+            )
+            row = cursor.fetchone()
+            cursor.execute(f"SELECT MIN(first_position) FROM {seals.TABLE}")
+            first = cursor.fetchone()
+        if first is None or first[0] is None or position < int(first[0]):
+            # Saved before sealing began (a store older than the seals): as before,
+            # only the event chain covers it.
+            return True
+        if row is None:
+            return False
+        try:
+            seal = seals.seal_of(row)
+        except (TypeError, ValueError, OverflowError):
+            return False  # Not even a seal's values (SQLite stores any value anywhere).
+        if not (seal.first_position <= position and seals.signed(self.public_key, seal)):
+            return False
+        return self._covers(seal)
+
+    def _covers(self, seal: seals.Seal) -> bool:
+        span = seal.last_position - seal.first_position + 1
+        if not 0 < span <= SEAL_EVENTS_MAX:
+            return False
+        events = self.recorder.select_notifications(
+            start=seal.first_position, limit=span, stop=seal.last_position
+        )
+        lines = [
+            seals.event_line(
+                event.id,
+                event.originator_id,
+                int(event.originator_version),
+                str(event.topic),
+                bytes(event.state),
+            )
+            for event in events
+        ]
+        return len(lines) == seal.event_count and seals.events_digest(lines) == seal.events_digest
