@@ -59,7 +59,7 @@ from domain.tables import bank_steps
 from domain.tables import steps as tables
 from domain.tables.coup import Coup, load_coup
 from domain.tables.table import Table, load_table
-from domain.unit import Unit
+from domain.unit import SecretBox, Unit
 from domain.wallet import Movement, Wallet, load_wallet
 
 Clock = Callable[[], datetime.datetime]
@@ -87,11 +87,12 @@ class CasinoApplication(CommandSeam):
         games: GameSettings | None = None,
         sleep: Sleep | None = None,
         clock: Clock | None = None,
+        box: SecretBox | None = None,
     ) -> None:
         self.games = games or GameSettings()
         # Read in commands, outside every event body, and stored in the events it dates.
         self.clock = clock or (lambda: datetime.datetime.now(datetime.UTC))
-        super().__init__(env, sleep)
+        super().__init__(env, sleep, box)
 
     # Players and wallets.
 

@@ -46,6 +46,14 @@ class InsufficientFunds(DomainError):
     kind = "conflict"
 
 
+class BalanceLimitExceeded(DomainError):
+    """A deposit, or a hold whose largest payout, would take a wallet past its ceiling
+    (rules.md 6)."""
+
+    code = "balance_limit_exceeded"
+    kind = "conflict"
+
+
 class UnknownHold(DomainError):
     code = "unknown_hold"
     kind = "conflict"

@@ -5,26 +5,36 @@ A round's shoe is fixed before any bet by a seed (and, in certification mode, a
 chosen prefix); the seed, the prefix and a blackjack hole card stay secret while
 the round is not over (rules.md 5), and `secrets_revealed` is the one place
 that says when that is.
+
+Anyone who can read the database must not learn the cards to come, so the seed and
+the prefix are stored sealed: the `Opened` event carries them encrypted by the
+application's `SecretBox` (`sealed_secrets`, bound to the public commitment) and
+`seed` and `shoe_prefix` null; a round loaded for a command opens them in memory
+(`CommittedRound.unseal`); the event that ends the round (`Settled`, `Voided`)
+carries both in clear. Rounds opened before this carry them in clear in `Opened`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
 from domain.cards import InvalidCard
 from domain.errors import HistoryUnavailable, InvalidShoe, TestModeDisabled, UnknownRound
-from domain.shoe import CardNotInShoe, committed_shoe
-from domain.unit import Unit, parse_public_id
+from domain.shoe import SHUFFLE_ALGORITHM, CardNotInShoe, commitment, committed_shoe
+from domain.unit import SecretBox, Unit, parse_public_id
 
 OVER = ("settled", "voided")  # the statuses of a round that is over, in every game
 # Hidden while a round is not over: the seed and a chosen shoe reveal every card to come,
 # and the blackjack hole card stays face down while the round is in play (rules.md 3, 5).
-SECRET_FIELDS = ("seed", "shoe_prefix", "hole_card")
+# The sealed form of the seed and shoe too: of no use without the key, but nothing of a
+# round not over leaves the service, not even encrypted.
+SECRET_FIELDS = ("seed", "shoe_prefix", "hole_card", "sealed_secrets")
 # A certification shoe longer than the largest shoe is refused before it is looked at.
 SHOE_PREFIX_CARDS_MAX = 416
 
@@ -32,6 +42,14 @@ SHOE_PREFIX_CARDS_MAX = 416
 def secrets_revealed(status: str) -> bool:
     """A round's seed, certification shoe and hole card are shown once it is over."""
     return status in OVER
+
+
+def with_revealed_secrets(data: dict[str, Any], round_: Any) -> dict[str, Any]:
+    """An event's fields for a round over: its opening shows the seed and the shoe its
+    end revealed, as it did before they were sealed (stored there as `sealed_secrets`)."""
+    if data.get("sealed_secrets") is None or data.get("seed") is not None:
+        return data
+    return {**data, "seed": round_.seed, "shoe_prefix": round_.shoe_prefix}
 
 
 def withhold_secrets(data: dict[str, Any]) -> dict[str, Any]:
@@ -43,9 +61,34 @@ class _Committed(Protocol):
     @property
     def id(self) -> UUID: ...
 
-    seed: str
+    seed: str | None
+    seed_commitment: str
     decks: int
-    shoe_prefix: list[str]
+    shoe_prefix: list[str] | None
+
+
+R = TypeVar("R")
+
+
+def open_sealed(
+    create: Callable[..., R], box: SecretBox, seed: str, shoe_prefix: list[str] | None, **terms: Any
+) -> R:
+    """A new round made by `create` from its terms, its `Opened` event carrying the
+    commitment and the seed and certification shoe sealed; the round itself keeps
+    them in clear, in memory only, for the command that opened it."""
+    prefix = list(shoe_prefix or [])
+    seed_commitment = commitment(seed)
+    secrets = json.dumps({"seed": seed, "shoe_prefix": prefix}).encode()
+    round_: Any = create(
+        **terms,
+        seed=None,
+        seed_commitment=seed_commitment,
+        shoe_prefix=None,
+        sealed_secrets=box.seal(secrets, seed_commitment),
+        shuffle_algorithm=SHUFFLE_ALGORITHM,
+    )
+    round_.seed, round_.shoe_prefix = seed, prefix
+    return round_  # type: ignore[no-any-return]
 
 
 class CommittedRound:
@@ -58,16 +101,61 @@ class CommittedRound:
     def round_id(self: _Committed) -> str:
         return str(self.id)
 
+    def _commit(
+        self,
+        seed: str | None,
+        seed_commitment: str,
+        shoe_prefix: list[str] | None,
+        sealed_secrets: str | None,
+    ) -> None:
+        """In the `Opened` event's body: a seed in clear (rounds opened before seeds were
+        sealed) or sealed, never both."""
+        assert (seed is None) != (sealed_secrets is None)
+        assert seed is None or commitment(seed) == seed_commitment
+        self.seed: str | None = seed
+        self.seed_commitment = seed_commitment
+        self.shoe_prefix: list[str] | None = shoe_prefix
+        self.sealed_secrets = sealed_secrets
+
+    def _reveal(self, seed: str, shoe_prefix: list[str] | None) -> None:
+        """In the body of the event that ends the round: its secrets, now in clear (the
+        audit checks the seed against the commitment, `seed_problems`)."""
+        self.seed = seed
+        if shoe_prefix is not None:  # Rounds ended before seeds were sealed: in `Opened`.
+            self.shoe_prefix = shoe_prefix
+
+    def unseal(self, box: SecretBox) -> None:
+        """Open the sealed seed and certification shoe in memory, for a command that
+        deals; nothing is stored. A round in clear, or already open, is left as it is."""
+        if self.seed is None and self.sealed_secrets is not None:
+            secrets = json.loads(box.open(self.sealed_secrets, self.seed_commitment))
+            assert commitment(secrets["seed"]) == self.seed_commitment
+            self.seed, self.shoe_prefix = secrets["seed"], secrets["shoe_prefix"]
+
+    def secrets(self: _Committed) -> tuple[str, list[str]]:
+        """The seed and the certification shoe in clear: to deal, and to reveal them."""
+        assert self.seed is not None and self.shoe_prefix is not None, "unsealed before play"
+        return self.seed, self.shoe_prefix
+
     def shoe(self: _Committed) -> list[str]:
         """The whole shoe the round was committed to, re-derived from its seed."""
-        return committed_shoe(self.seed, self.decks, self.shoe_prefix)
+        seed, prefix = CommittedRound.secrets(self)
+        return committed_shoe(seed, self.decks, prefix)
 
     def check_shoe(self: _Committed) -> None:
         """Refuse a certification shoe that the decks cannot hold (422 invalid_shoe)."""
         try:
-            committed_shoe(self.seed, self.decks, self.shoe_prefix)
+            CommittedRound.shoe(self)
         except (InvalidCard, CardNotInShoe) as error:
             raise InvalidShoe(str(error)) from None
+
+
+def seed_problems(name: str, round_: Any) -> list[str]:
+    """An auditor's first check of a round that is over: its revealed seed is the one
+    its commitment was published for."""
+    if round_.seed is None or commitment(round_.seed) != round_.seed_commitment:
+        return [f"{name}: the revealed seed does not match the published commitment"]
+    return []
 
 
 def check_certification(test_mode: bool, shoe_prefix: object) -> None:

@@ -53,7 +53,7 @@ from domain.ids import receipt_uuid
 from domain.outcome import CommandObserver, Outcome, Receipt, Unobserved
 from domain.player import Player
 from domain.receipt import CommandReceipt
-from domain.unit import Unit
+from domain.unit import MemoryBox, SecretBox, Unit
 from domain.wallet import Wallet, check_postings_balance
 
 T = TypeVar("T")
@@ -93,8 +93,13 @@ class CommandSeam(Application[UUID]):
     # without running the command, so one no seal covers is never replayed.
     sealed: Callable[[UUID, int], bool] | None = None
 
-    def __init__(self, env: EnvType | None = None, sleep: Sleep | None = None) -> None:
+    def __init__(
+        self, env: EnvType | None = None, sleep: Sleep | None = None, box: SecretBox | None = None
+    ) -> None:
         super().__init__(env)
+        # Seals a round's seed before it is stored (rules.md 5); infra passes one keyed
+        # by CASINO_SECRET_KEY (infra/secrets.py).
+        self.box: SecretBox = box or MemoryBox()
         self._sleep = sleep or time.sleep  # Between retries; tests may pass one that does not.
         self.snapshot_failures = 0
         self.observer: CommandObserver = Unobserved()
@@ -110,7 +115,7 @@ class CommandSeam(Application[UUID]):
 
     def reading(self) -> Unit:
         """A unit for queries: it reads the store, never the commands' cache."""
-        return Unit(self.fresh)
+        return Unit(self.fresh, None)
 
     def enable_group_commit(self, settings: GroupCommitSettings) -> None:
         """Gather concurrent commands' saves into shared transactions from now on."""
@@ -182,7 +187,7 @@ class CommandSeam(Application[UUID]):
                 if earlier is not None:
                     head = self.recorder.max_notification_id() or 0
                     return Outcome(result=None, answer=earlier, replayed=True, position=head)
-            unit = Unit(self.repository)
+            unit = Unit(self.repository, self.box)
             reason = "stale"
             try:
                 result = command(unit)

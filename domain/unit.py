@@ -9,7 +9,7 @@ owns it (`domain/baccarat/p2p.py`, `domain/rounds.py`, ...).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Repository
@@ -20,9 +20,42 @@ from domain.errors import DomainError
 A = TypeVar("A", bound=Aggregate)
 
 
+class SecretBox(Protocol):
+    """Seals what must not be read from the database, and opens it again (rules.md 5:
+    a round's seed and certification shoe). Infra gives the application one
+    (`infra/secrets.py`), so the domain reads no key; `context` is public text the
+    sealed one is bound to (a round's commitment), so it cannot be moved elsewhere."""
+
+    def seal(self, clear: bytes, context: str) -> str: ...
+
+    def open(self, sealed: str, context: str) -> bytes: ...
+
+
+class MemoryBox:
+    """The box of an application given none (tests on the in-memory store): what it
+    seals stays in this process's memory and only a token is stored, so nothing can be
+    read from the store; a store that outlives the process needs `infra/secrets.py`."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[bytes, str]] = {}
+
+    def seal(self, clear: bytes, context: str) -> str:
+        token = f"memory:{id(self)}:{len(self._kept)}"
+        self._kept[token] = (clear, context)
+        return token
+
+    def open(self, sealed: str, context: str) -> bytes:
+        clear, sealed_for = self._kept[sealed]
+        assert sealed_for == context, "sealed for another context"
+        return clear
+
+
 class Unit:
-    def __init__(self, repository: Repository[UUID]) -> None:
+    def __init__(self, repository: Repository[UUID], box: SecretBox | None) -> None:
         self._repository = repository
+        # Seals the secrets of what a command opens, and opens those of what it loads;
+        # a query's unit has none, so it never opens a round's secrets.
+        self.box = box
         self._aggregates: dict[UUID, Aggregate] = {}
         self.loaded_versions: dict[UUID, int] = {}  # as read, before this command changed them
 
@@ -39,11 +72,20 @@ class Unit:
                 loaded: Aggregate = self._repository.get(aggregate_id, projector_func=project)
             except AggregateNotFoundError:
                 return None
+            # A round: a command may deal it, and its seed is stored sealed.
+            unseal = getattr(loaded, "unseal", None)
+            if unseal is not None and self.box is not None:
+                unseal(self.box)
             self._aggregates[aggregate_id] = loaded
             self.loaded_versions[aggregate_id] = loaded.version
         aggregate = self._aggregates[aggregate_id]
         # Ids are public: one of another kind (a table id sent as a round id) is not found.
         return aggregate if isinstance(aggregate, cls) else None
+
+    def sealing(self) -> SecretBox:
+        """The box a command seals a new round's secrets with."""
+        assert self.box is not None, "a query opens no round"
+        return self.box
 
     def add(self, aggregate: Aggregate) -> None:
         self._aggregates[aggregate.id] = aggregate

@@ -15,7 +15,14 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.errors import InsufficientFunds, InvalidAmount, InvalidPointsChange, UnknownHold
+from domain.errors import (
+    BalanceLimitExceeded,
+    DomainError,
+    InsufficientFunds,
+    InvalidAmount,
+    InvalidPointsChange,
+    UnknownHold,
+)
 from domain.ids import check_mode, check_player_id, player_account, wallet_uuid
 from domain.money import format_cents
 from domain.player import unknown_player
@@ -39,6 +46,12 @@ BANK_RELEASED = "casino:Wallet.BankReleased"
 PROTECTED = "casino:Wallet.Protected"
 POINTS_CHANGE_MAX = 1_000_000_000  # One operator adjustment, either way.
 REASON_LENGTH_MAX = 500
+# A wallet's balance never passes this (rules.md 6), even if every stake it holds won.
+BALANCE_CENTS_MAX = 100_000_000_000_000  # $1,000,000,000,000.00
+# The most one held cent can win: a tie pays at most 100 to 1 (the bound of every
+# CASINO_*_TIE_PAYS), every other bet less, and a dealer's or a bank's hold covers at
+# least what it can win. So `balance + 100 * held` bounds the balance after any deal.
+WIN_PER_CENT_HELD_MAX = 100
 Postings = list[list[Any]]  # [[account: str, cents: int], ...]; lists survive JSON, tuples do not
 
 
@@ -87,10 +100,32 @@ class Wallet(Aggregate):
     def available_cents(self) -> int:
         return self.balance_cents - self.held_cents
 
+    @property
+    def worst_case_balance_cents(self) -> int:
+        """The balance if every stake this wallet holds won the largest payout there is."""
+        return self.balance_cents + WIN_PER_CENT_HELD_MAX * self.held_cents
+
+    def ceiling_problem(self, deposit_cents: int = 0, hold_cents: int = 0) -> DomainError | None:
+        """The refusal of a deposit or a hold that could take the balance past its ceiling,
+        or None; it says how much more would still be allowed."""
+        room = BALANCE_CENTS_MAX - self.worst_case_balance_cents
+        if deposit_cents + WIN_PER_CENT_HELD_MAX * hold_cents <= room:
+            return None
+        allowed = max(room, 0) if deposit_cents else max(room, 0) // WIN_PER_CENT_HELD_MAX
+        what = "deposit" if deposit_cents else "hold"
+        return BalanceLimitExceeded(
+            f"cannot {what} {format_cents(deposit_cents or hold_cents)}: the balance could pass "
+            f"the ceiling of {format_cents(BALANCE_CENTS_MAX)} per wallet; at most "
+            f"{format_cents(allowed)} is allowed",
+            limit=format_cents(BALANCE_CENTS_MAX),
+            allowed=format_cents(allowed),
+        )
+
     # Commands: each validates, then triggers one event.
 
     def deposit(self, transaction_id: str, amount_cents: int) -> None:
         _check_positive(amount_cents)
+        _raise(self.ceiling_problem(deposit_cents=amount_cents))
         postings = [[self.account, amount_cents], [CASHIER, -amount_cents]]
         self._deposited(transaction_id, amount_cents, postings, self.balance_cents + amount_cents)
 
@@ -103,6 +138,7 @@ class Wallet(Aggregate):
     def hold(self, round_id: str, amount_cents: int) -> None:
         _check_positive(amount_cents)
         self._check_available(amount_cents, "hold")
+        _raise(self.ceiling_problem(hold_cents=amount_cents))
         self._funds_held(round_id, amount_cents)
 
     def bank_at(self, table_id: str) -> int:
@@ -114,6 +150,8 @@ class Wallet(Aggregate):
         `round_id` names the coup whose winnings grow it, if one does."""
         _check_positive(amount_cents)
         self._check_available(amount_cents, "put up as the bank")
+        if round_id is None:  # A bank grown by a coup's winnings is not refused mid-deal.
+            _raise(self.ceiling_problem(hold_cents=amount_cents))
         self._bank_held(table_id, round_id, amount_cents)
 
     def release_bank(self, table_id: str, round_id: str | None, amount_cents: int) -> None:
@@ -303,6 +341,11 @@ def check_postings_balance(aggregates: list[Aggregate]) -> None:
 
 class UnbalancedPostings(Exception):
     """Our bug, never a client's: a save would break double entry. Nothing is saved."""
+
+
+def _raise(problem: DomainError | None) -> None:
+    if problem is not None:
+        raise problem
 
 
 def _check_positive(amount_cents: int) -> None:

@@ -27,7 +27,10 @@ from infra.cli_reports import reports_app
 from infra.cli_rules import rules_app
 from infra.config import ConfigError, Settings, load_settings
 from infra.logs import configure_logging, get_logger
+from infra.secrets import AesGcmBox, SecretKeyError
+from infra.store import reach
 from infra.store.store import Store, open_store
+from projections.failure import ProjectionFailed
 
 app = typer.Typer(rich_markup_mode="markdown")  # its help: main_options' docstring
 projections_app = typer.Typer(
@@ -38,7 +41,9 @@ audit_app = typer.Typer(rich_markup_mode="markdown", help="Verify and replay wha
 app.add_typer(audit_app, name="audit")
 app.add_typer(rules_app, name="rules")
 app.add_typer(reports_app, name="reports")
-keys_app = typer.Typer(rich_markup_mode="markdown", help="The seal key pair.")
+keys_app = typer.Typer(
+    rich_markup_mode="markdown", help="The seal key pair, and the key that seals round seeds."
+)
 app.add_typer(keys_app, name="keys")
 
 
@@ -75,15 +80,17 @@ def settings_or_exit() -> Settings:
 def open_configured_store(
     settings: Settings, *, existing: bool = False, sealed: bool = False
 ) -> Store:
-    """The configured store; with `existing`, only one that is there already (a
-    read-only command never creates one); `sealed` for one that saves (it seals with
-    the configured key). Exits 2 when it cannot be opened."""
+    """The configured store; with `existing`, only one that is there already (the
+    audit and projection commands never create one); `sealed` for one that saves (it
+    seals the log with CASINO_SEAL_KEY and round seeds with CASINO_SECRET_KEY). Exits 2,
+    in one line naming the setting, when the database cannot be reached or the store is
+    not there."""
+    problem = _store_problem(settings, existing)
+    if problem is not None:
+        typer.echo(problem, err=True)
+        raise typer.Exit(USAGE_ERROR)
     seal_key = _seal_key_or_exit(settings) if sealed else None
-    if existing:
-        missing = missing_store(settings)
-        if missing is not None:
-            typer.echo(f"no store: {missing} (this command only reads; it creates none)", err=True)
-            raise typer.Exit(USAGE_ERROR)
+    box = _secret_box(settings) if sealed else None
     try:
         store = open_store(
             settings.database_url,
@@ -93,9 +100,14 @@ def open_configured_store(
             group_commit=settings.group_commit(),
             seal_key=seal_key,
             owner_url=settings.database_owner_url or None,
+            box=box,
         )
     except Exception as error:  # Whatever the driver raises: the store is not to be had.
-        typer.echo(f"cannot open the store: {error}", err=True)
+        where = reach.shown_url(settings.database_url)
+        typer.echo(
+            f"CASINO_DATABASE_URL: cannot open the store at {where}: {reach.first_line(error)}",
+            err=True,
+        )
         raise typer.Exit(USAGE_ERROR) from None
     runs = settings.projector_runs
     store.projector_inside = runs == "inside"
@@ -113,24 +125,29 @@ def _seal_key_or_exit(settings: Settings) -> Any:
         raise typer.Exit(USAGE_ERROR) from None
 
 
-def missing_store(settings: Settings) -> str | None:
-    """What is missing of the configured store, or None if it is there."""
-    url = settings.database_url
-    if url.startswith("sqlite:///"):
-        path = Path(url.removeprefix("sqlite:///"))
-        return None if path.is_file() else f"{path} does not exist"
-    import psycopg
-
-    from infra.store.schema import POSTGRES_EVENTS_TABLE
-
-    table = f"{settings.postgres_schema}.{POSTGRES_EVENTS_TABLE}"
+def _store_problem(settings: Settings, existing: bool) -> str | None:
+    """Why the command cannot go on with the configured store, in one line, or None."""
+    problem = reach.unreachable(settings.database_url)
+    if problem is not None or not existing:
+        return problem
     try:
-        conninfo = url.replace("postgres://", "postgresql://", 1)
-        with psycopg.connect(conninfo, connect_timeout=5) as connection:
-            found = connection.execute("SELECT to_regclass(%s)", (table,)).fetchone()
-    except psycopg.Error as error:
-        return f"PostgreSQL does not answer: {error}"
-    return None if found and found[0] else f"PostgreSQL has no table {table}"
+        missing = reach.missing(settings.database_url, settings.postgres_schema)
+    except Exception as error:  # It went away since it answered.
+        return f"CASINO_DATABASE_URL: {reach.first_line(error)}"
+    if missing is None:
+        return None
+    return f"no store: {missing} (this command creates none)"
+
+
+def _secret_box(settings: Settings) -> AesGcmBox:
+    try:
+        box, warning = settings.secret_box()
+    except (ConfigError, SecretKeyError) as error:
+        typer.echo(f"configuration error: {error}", err=True)
+        raise typer.Exit(USAGE_ERROR) from None
+    if warning is not None:
+        get_logger("casino.secrets").warning("development_secret_key", detail=warning)
+    return box
 
 
 def print_json(value: Any) -> None:
@@ -257,7 +274,7 @@ def run_projector() -> None:
 
     settings = settings_or_exit()
     configure_logging(settings.log_level)
-    store = open_configured_store(settings)
+    store = open_configured_store(settings, existing=True)
     stopping = threading.Event()
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stopping.set())
@@ -266,10 +283,15 @@ def run_projector() -> None:
     worker.failures = Throttle(lambda kind, detail: store.app.record_significant(kind, detail))
     get_logger("casino.projections").info("projector_started", position=store.projector.position())
     worker.start()
-    stopping.wait()
+    while worker.alive and not stopping.wait(1.0):
+        pass  # Until told to stop, or the projector stopped at an event it cannot apply.
     worker.stop()
     worker.failures.flush()
+    failed = store.projector.failure
     store.close()
+    if failed is not None:
+        typer.echo(f"the projector stopped: {failed.detail}", err=True)
+        raise typer.Exit(DISCREPANCY)
 
 
 @projections_app.command("rebuild")
@@ -283,10 +305,13 @@ def rebuild(
     ones; then, where they differ, swap the rebuild in, in one transaction."""
     from infra.audit.rebuild import rebuild as rebuild_read_models
 
-    store = open_configured_store(settings_or_exit(), existing=check)
+    store = open_configured_store(settings_or_exit(), existing=True)
     try:
         with _progress("rebuilding aside", store.projector.head(), quiet=as_json) as advance:
             comparison = rebuild_read_models(store, advance, replace=not check)
+    except ProjectionFailed as failed:
+        typer.echo(f"cannot rebuild: {failed.detail}", err=True)
+        raise typer.Exit(DISCREPANCY) from None
     finally:
         store.close()
     differs = bool(comparison.differences)
@@ -496,6 +521,15 @@ def keys_new(
     else:
         typer.echo(f"CASINO_SEAL_KEY={private}")
         typer.echo(f"CASINO_SEAL_PUBLIC_KEY={public}")
+
+
+@keys_app.command("secret")
+def new_secret_key() -> None:
+    """Print a new CASINO_SECRET_KEY: the AES-256 key that seals each round's seed until
+    the round is over. Keep it outside the database; losing it strands open rounds."""
+    from infra.secrets import new_key
+
+    typer.echo(new_key())
 
 
 def main() -> None:

@@ -24,6 +24,14 @@ from domain.settings import (
     TableSettings,
     TableType,
 )
+from infra.secrets import (
+    DEV_KEY_FILE,
+    KEY_BYTES,
+    AesGcmBox,
+    SecretKeyError,
+    development_key,
+    parse_key,
+)
 from infra.store.seal import parse_private_key
 
 ROLES = ("service", "operator", "auditor")
@@ -42,6 +50,8 @@ class Settings(BaseSettings):
 
     database_url: str = DEFAULT_DATABASE_URL
     api_keys: str = ""
+    # Seals each round's seed until it is over (infra/secrets.py); required in production.
+    secret_key: str = Field(default="", repr=False)
     env: Literal["development", "production"] = "development"
     test_mode: bool = False
     idle_timeout_seconds: int = Field(default=600, ge=1, le=86_400)
@@ -165,6 +175,33 @@ class Settings(BaseSettings):
         if url.startswith(("postgresql://", "postgres://")):
             return url
         raise ValueError("must be sqlite:///path/to/file.sqlite or postgresql://user@host:port/db")
+
+    @field_validator("secret_key")
+    @classmethod
+    def _well_formed_secret_key(cls, text: str) -> str:
+        if text:
+            try:
+                parse_key(text)
+            except SecretKeyError:
+                raise ValueError(f"must be {2 * KEY_BYTES} hexadecimal characters") from None
+        return text
+
+    def secret_box(self) -> tuple[AesGcmBox, str | None]:
+        """The box that seals round seeds, and a warning when it is the development key.
+        Only the server needs it: the audit and projection tools never open a seed."""
+        if self.secret_key:
+            return AesGcmBox(parse_key(self.secret_key)), None
+        if self.env == "production":
+            raise ConfigError(
+                "CASINO_SECRET_KEY: production refuses to start without a key to seal round "
+                "seeds (`casino keys secret` prints a new one)"
+            )
+        key, made = development_key()
+        warning = (
+            f"no CASINO_SECRET_KEY: round seeds are sealed with the development key in "
+            f"{DEV_KEY_FILE}{' (made now)' if made else ''}. Never run like this with real money."
+        )
+        return AesGcmBox(key), warning
 
     @field_validator("seal_key")
     @classmethod

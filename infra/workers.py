@@ -13,6 +13,7 @@ from infra.significant import Throttle
 from infra.store.follower import new_event_signal
 from infra.store.store import Store
 from projections import exclusions, interrupted_rounds, open_rounds, pending_choices
+from projections.failure import ProjectionFailed
 
 log = get_logger("casino.worker")
 SQLITE_POLL_SECONDS = 0.1
@@ -122,7 +123,23 @@ class ProjectorWorker(PeriodicWorker):
 
     def tick(self) -> None:
         self.signal.listen()
-        self._applied_since_log += self.projector.catch_up()
+        try:
+            self._applied_since_log += self.projector.catch_up()
+        except ProjectionFailed as failed:
+            # Loudly, once, and no more passes: readiness and reads say why from now on.
+            log.error(
+                "projection_failed",
+                position=failed.position,
+                read_model=failed.read_model,
+                error=failed.error,
+                detail=failed.detail,
+            )
+            if self.failures is not None:  # A significant event too (rules.md 7).
+                self.failures.note(
+                    "projector_failed", {"worker": self.name, "error": failed.detail}
+                )
+            self._stopping.set()
+            return
         self._beat()
         self._log_lag()
         if self.signal.wait(PROJECTOR_WAKE_SECONDS_MAX) and self.debounce_seconds:

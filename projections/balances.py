@@ -131,6 +131,19 @@ def trial_balance(cursor: Cursor, mode: str) -> list[tuple[str, int]]:
     ]
 
 
+def check_accounts(accounts: list[tuple[str, int]]) -> None:
+    """Pair assertion on the read path (rules.md 1, 6): no player's account is below zero
+    or above the balance ceiling, whatever was written into the read model."""
+    for account, cents in accounts:
+        if account.startswith("player:"):
+            assert 0 <= cents <= wallet.BALANCE_CENTS_MAX, f"{account[:80]} reads {cents}"
+
+
+def check_liability(balance_cents: int, held_cents: int) -> None:
+    """Pair assertion on the read path: what is held is part of what the players have."""
+    assert 0 <= held_cents <= balance_cents, (balance_cents, held_cents)
+
+
 def liability(cursor: Cursor, mode: str) -> tuple[int, int, int]:
     """(total player balances, total held in open rounds, wallets) for a mode."""
     cursor.execute(

@@ -16,6 +16,7 @@ from projections import (
     commission,
     dealer_points,
     exclusions,
+    failure,
     game_history,
     interrupted_rounds,
     ledger,
@@ -27,6 +28,7 @@ from projections import (
     significant_events,
 )
 from projections.base import Cursor, Database, View
+from projections.failure import ProjectionFailed
 
 # The read models' tracking name, with their version: bumped whenever a read model
 # changes what it holds, so a store made before is rebuilt on opening (`start`).
@@ -71,7 +73,7 @@ TABLES: dict[str, tuple[str, ...]] = {
 
 
 def all_schemas() -> str:
-    return SCHEMA + "".join(model.SCHEMA for model in READ_MODELS)
+    return SCHEMA + failure.SCHEMA + "".join(model.SCHEMA for model in READ_MODELS)
 
 
 # Reads the notifications after a position (up to a stop), at most a limit of them.
@@ -95,6 +97,10 @@ class Projector:
         self.batch_size = batch_size
         self.owners = balances.Owners()
         self.read_notifications = read_notifications or self._from_recorder
+        # Set when a read model cannot apply an event: this projector applies nothing
+        # more until it is started again (projections/failure.py).
+        self.failure: ProjectionFailed | None = None
+        self._failure_row_checked = False
 
     def _from_recorder(
         self, cursor: Cursor, start: int, limit: int, stop: int | None
@@ -142,8 +148,18 @@ class Projector:
             row = cursor.fetchone()
         return None if row is None or row[0] is None else float(row[0])
 
+    def failed(self) -> ProjectionFailed | None:
+        """Why the read models stopped, met here or by a projector in another process."""
+        if self.failure is not None:
+            return self.failure
+        with self.database.read() as cursor:
+            return failure.recorded(cursor, NAME)
+
     def catch_up(self, up_to: int | None = None) -> int:
-        """Apply every event not yet applied (up to a position); return how many."""
+        """Apply every event not yet applied (up to a position); return how many.
+        Raises ProjectionFailed, at once and ever after, once an event cannot be applied."""
+        if self.failure is not None:
+            raise self.failure
         target = self.head() if up_to is None else up_to
         position = self.position()
         applied = 0
@@ -160,12 +176,46 @@ class Projector:
         return self._next_batch(up_to)[0]
 
     def _next_batch(self, up_to: int | None) -> tuple[int, int]:
-        """Apply the next batch; how many it applied, and the position reached."""
+        """Apply the next batch; how many it applied, and the position reached. At an
+        event a read model cannot apply, the projector stops there (ProjectionFailed)."""
+        if self.failure is not None:
+            raise self.failure
+        try:
+            try:
+                return self._batch(self.batch_size, up_to)
+            except ProjectionFailed as failed:
+                if failed.first == failed.last:
+                    raise
+                # The batch failed: its events again, one a transaction, so the ones
+                # before the culprit are kept and the culprit is named.
+                return self._one_by_one(failed.last - failed.first, up_to)
+        except ProjectionFailed as failed:
+            self._stop(failed)
+            raise
+
+    def _one_by_one(self, events: int, up_to: int | None) -> tuple[int, int]:
+        applied, position = 0, 0
+        for _ in range(events):
+            count, position = self._batch(1, up_to)
+            if not count:
+                break
+            applied += count
+        return applied, position
+
+    def _batch(self, limit: int, up_to: int | None) -> tuple[int, int]:
         with self.database.write() as cursor:
             position = position_in(cursor)
-            notifications = self.read_notifications(cursor, position, self.batch_size, up_to)
+            notifications = self.read_notifications(cursor, position, limit, up_to)
             count = self.apply(cursor, notifications, position)
+            if count and not self._failure_row_checked:  # once: a failure got past
+                failure.clear_passed(cursor, NAME, notifications[-1].id)
+                self._failure_row_checked = True
             return count, notifications[-1].id if count else position
+
+    def _stop(self, failed: ProjectionFailed) -> None:
+        self.failure = failed
+        with self.database.write() as cursor:
+            failure.record(cursor, NAME, failed)
 
     def apply(
         self, cursor: Cursor, notifications: Sequence[Any], position: int | None = None
@@ -182,9 +232,9 @@ class Projector:
         for notification in fresh:
             event = self.to_event(notification)
             for view in views:
-                view.apply(event, notification.id)
+                _applying(view, event, fresh[0].id, notification.id)
         for view in views:
-            view.flush(cursor)
+            _flushing(view, cursor, fresh[0].id, fresh[-1].id)
         _set_position(cursor, fresh[-1].id)
         self.owners.cursor = None
         return len(fresh)
@@ -220,6 +270,28 @@ class Projector:
                 if progress is not None:
                     progress(len(notifications))
         return applied
+
+
+def _applying(view: View, event: Any, first: int, position: int) -> None:
+    """Apply one event of a batch from `first`: if it fails, so does the batch up to it."""
+    try:
+        view.apply(event, position)
+    except Exception as error:  # Whatever it is, this event is where the model stops.
+        raise failure.failed_in(_name(view), first, position, error) from error
+
+
+def _flushing(view: View, cursor: Cursor, first: int, last: int) -> None:
+    try:
+        view.flush(cursor)
+    except Exception as error:
+        if failure.transient(error):
+            raise
+        raise failure.failed_in(_name(view), first, last, error) from error
+
+
+def _name(view: View) -> str:
+    """The read model a view feeds, as projections/ names its module."""
+    return type(view).__module__.rsplit(".", 1)[-1]
 
 
 def empty(cursor: Cursor) -> None:

@@ -12,7 +12,7 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.errors import NotAtTable, NotEligibleToDeal, TableNotReady, UnknownTable
+from domain.errors import DomainError, NotAtTable, NotEligibleToDeal, TableNotReady, UnknownTable
 from domain.ids import NAMESPACE
 from domain.money import format_cents
 from domain.settings import TableType
@@ -211,9 +211,10 @@ def load_lobby(unit: Unit, mode: str, table_type: str) -> Lobby:
 
 def eligibility_problem(
     kind: TableType, worst_case_cents: int, wallet: Wallet
-) -> NotEligibleToDeal | None:
+) -> DomainError | None:
     """Why this wallet may not deal at a table of this type, or None (rules.md 2.1):
-    it needs the type's dealer points, and the worst case of one round available."""
+    it needs the type's dealer points, and the worst case of one round available,
+    and holding that worst case must keep its balance under the ceiling (rules.md 6)."""
     if wallet.points < kind.points_min:
         short = kind.points_min - wallet.points
         return NotEligibleToDeal(
@@ -235,4 +236,4 @@ def eligibility_problem(
             actual=format_cents(wallet.available_cents),
             shortfall=format_cents(short_cents),
         )
-    return None
+    return wallet.ceiling_problem(hold_cents=worst_case_cents)

@@ -76,6 +76,7 @@ def confirm_round(
         limits=(kind.stake_min_cents, kind.stake_max_cents),
         decks=p2p.decks,
         tie_pays=p2p.tie_pays,
+        box=unit.sealing(),
         seed=draw_seed(),
         shoe_prefix=shoe_prefix,
         commission_basis_points=p2p.commission_basis_points,

@@ -23,9 +23,8 @@ from domain.errors import (
     UnknownRound,
 )
 from domain.money import format_cents
-from domain.rounds import CommittedRound, load_round
-from domain.shoe import SHUFFLE_ALGORITHM, commitment
-from domain.unit import Unit
+from domain.rounds import CommittedRound, load_round, open_sealed
+from domain.unit import SecretBox, Unit
 
 ROUND = "casino:BaccaratRound"
 OPENED = "casino:BaccaratRound.Opened"
@@ -57,10 +56,11 @@ class BaccaratRound(CommittedRound, Aggregate):
         stake_min_cents: int
         stake_max_cents: int
         commission_basis_points: int
-        seed: str
+        seed: str | None  # null since seeds are sealed; in clear before
         seed_commitment: str
-        shoe_prefix: list[str]
+        shoe_prefix: list[str] | None
         shuffle_algorithm: str
+        sealed_secrets: str | None  # the seed and the certification shoe, encrypted
 
     @event(Created)
     def __init__(
@@ -75,19 +75,18 @@ class BaccaratRound(CommittedRound, Aggregate):
         stake_min_cents: int,
         stake_max_cents: int,
         commission_basis_points: int,
-        seed: str,
+        seed: str | None,
         seed_commitment: str,
-        shoe_prefix: list[str],
+        shoe_prefix: list[str] | None,
         shuffle_algorithm: str,
+        sealed_secrets: str | None = None,
     ) -> None:
-        assert commitment(seed) == seed_commitment
+        self._commit(seed, seed_commitment, shoe_prefix, sealed_secrets)
         self.variant, self.mode = variant, mode
         self.player_id, self.dealer_id, self.table_id = player_id, dealer_id, table_id
         self.decks, self.tie_pays = decks, tie_pays
         self.stake_min_cents, self.stake_max_cents = stake_min_cents, stake_max_cents
         self.commission_basis_points = commission_basis_points
-        self.seed, self.seed_commitment = seed, seed_commitment
-        self.shoe_prefix = shoe_prefix
         self.shuffle_algorithm = shuffle_algorithm
         self.status = OPEN
         self.bets: dict[str, int] = {}
@@ -108,13 +107,18 @@ class BaccaratRound(CommittedRound, Aggregate):
         limits: tuple[int, int],
         decks: int,
         tie_pays: int,
+        box: SecretBox,
         seed: str,
         shoe_prefix: list[str] | None = None,
         dealer_id: str | None = None,
         table_id: str | None = None,
         commission_basis_points: int = 0,
     ) -> BaccaratRound:
-        return cls(
+        return open_sealed(
+            cls,
+            box,
+            seed,
+            shoe_prefix,
             variant=variant,
             mode=mode,
             player_id=player_id,
@@ -125,10 +129,6 @@ class BaccaratRound(CommittedRound, Aggregate):
             stake_min_cents=limits[0],
             stake_max_cents=limits[1],
             commission_basis_points=commission_basis_points,
-            seed=seed,
-            seed_commitment=commitment(seed),
-            shoe_prefix=list(shoe_prefix or []),
-            shuffle_algorithm=SHUFFLE_ALGORITHM,
         )
 
     # Read side.
@@ -190,11 +190,11 @@ class BaccaratRound(CommittedRound, Aggregate):
         if self.variant == P2P:
             rate = self.commission_basis_points
             self._commission_charged(baccarat.commission_cents(self.total_stake_cents, rate))
-        self._settled(coup.outcome, coup.player_total, coup.banker_total, self.seed)
+        self._settled(coup.outcome, coup.player_total, coup.banker_total, *self.secrets())
 
     def void(self, reason: str) -> None:
         self._check_open()
-        self._voided(reason, self.seed)
+        self._voided(reason, *self.secrets())
 
     def _record_cards(self, coup: baccarat.Coup) -> None:
         player, banker = coup.player_cards, coup.banker_cards
@@ -245,12 +245,21 @@ class BaccaratRound(CommittedRound, Aggregate):
         self.commission_cents = commission_cents
 
     @event("Settled", topic=SETTLED)
-    def _settled(self, outcome: str, player_total: int, banker_total: int, seed: str) -> None:
+    def _settled(
+        self,
+        outcome: str,
+        player_total: int,
+        banker_total: int,
+        seed: str,
+        shoe_prefix: list[str] | None = None,
+    ) -> None:
+        self._reveal(seed, shoe_prefix)
         self.outcome = outcome
         self.status = SETTLED_STATUS
 
     @event("Voided", topic=VOIDED)
-    def _voided(self, reason: str, seed: str) -> None:
+    def _voided(self, reason: str, seed: str, shoe_prefix: list[str] | None = None) -> None:
+        self._reveal(seed, shoe_prefix)
         self.void_reason = reason
         self.status = VOIDED_STATUS
 

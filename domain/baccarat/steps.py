@@ -30,6 +30,7 @@ def open_house_round(
         limits=(house.stake_min_cents, house.stake_max_cents),
         decks=house.decks,
         tie_pays=house.tie_pays,
+        box=unit.sealing(),
         seed=draw_seed(),
         shoe_prefix=shoe_prefix,
     )

@@ -19,18 +19,17 @@ from domain.blackjack import settlement
 from domain.blackjack import state as play_state
 from domain.blackjack.round import OPEN, SETTLED_STATUS, BlackjackRound
 from domain.errors import IllegalAction
-from domain.rounds import WalletEntry, replay
-from domain.shoe import commitment
+from domain.rounds import WalletEntry, replay, seed_problems
 
 
 def verify_blackjack_round(events: list[Any], entries: list[WalletEntry]) -> list[str]:
     round_ = replay(events)
     assert isinstance(round_, BlackjackRound)
-    if round_.status == OPEN:
-        return []  # Nothing dealt or revealed yet.
+    if round_.status == OPEN or round_.seed is None:
+        return []  # Nothing dealt yet, or its seed is sealed until it is over.
     name = f"round {round_.round_id}"
-    if commitment(round_.seed) != round_.seed_commitment:
-        return [f"{name}: the revealed seed does not match the published commitment"]
+    if seeded := seed_problems(name, round_):
+        return seeded
     problems = _check_cards(name, round_, events)
     if round_.status == SETTLED_STATUS:
         problems += _check_payouts(name, round_, events)

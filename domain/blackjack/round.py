@@ -32,10 +32,9 @@ from domain.errors import (
     RoundNotOpen,
     UnknownRound,
 )
-from domain.rounds import CommittedRound, load_round
+from domain.rounds import CommittedRound, load_round, open_sealed
 from domain.settings import BlackjackHall
-from domain.shoe import SHUFFLE_ALGORITHM, commitment
-from domain.unit import Unit
+from domain.unit import SecretBox, Unit
 
 # Stable event topics: stored with every event, so they never change.
 ROUND = "casino:BlackjackRound"
@@ -71,11 +70,12 @@ class BlackjackRound(CommittedRound, Aggregate):
         stake_min_cents: int
         stake_max_cents: int
         decks: int
-        seed: str
+        seed: str | None  # null since seeds are sealed; in clear before
         seed_commitment: str
-        shoe_prefix: list[str]
+        shoe_prefix: list[str] | None
         shuffle_algorithm: str
         ruleset: str
+        sealed_secrets: str | None  # the seed and the certification shoe, encrypted
 
         # Version 2 names the rules the round is played by; a round opened before
         # then was played by the first (insurance paid whatever the box did).
@@ -94,18 +94,18 @@ class BlackjackRound(CommittedRound, Aggregate):
         stake_min_cents: int,
         stake_max_cents: int,
         decks: int,
-        seed: str,
+        seed: str | None,
         seed_commitment: str,
-        shoe_prefix: list[str],
+        shoe_prefix: list[str] | None,
         shuffle_algorithm: str,
         ruleset: str,
+        sealed_secrets: str | None = None,
     ) -> None:
-        assert commitment(seed) == seed_commitment and ruleset in settlement.RULESETS
+        assert ruleset in settlement.RULESETS
+        self._commit(seed, seed_commitment, shoe_prefix, sealed_secrets)
         self.mode, self.player_id, self.hall = mode, player_id, hall
         self.stake_min_cents, self.stake_max_cents = stake_min_cents, stake_max_cents
         self.decks = decks
-        self.seed, self.seed_commitment = seed, seed_commitment
-        self.shoe_prefix = shoe_prefix
         self.shuffle_algorithm = shuffle_algorithm
         self.ruleset = ruleset
         self.status = OPEN
@@ -126,20 +126,21 @@ class BlackjackRound(CommittedRound, Aggregate):
         player_id: str,
         hall: BlackjackHall,
         decks: int,
+        box: SecretBox,
         seed: str,
         shoe_prefix: list[str] | None = None,
     ) -> BlackjackRound:
-        return cls(
+        return open_sealed(
+            cls,
+            box,
+            seed,
+            shoe_prefix,
             mode=mode,
             player_id=player_id,
             hall=hall.name,
             stake_min_cents=hall.stake_min_cents,
             stake_max_cents=hall.stake_max_cents,
             decks=decks,
-            seed=seed,
-            seed_commitment=commitment(seed),
-            shoe_prefix=list(shoe_prefix or []),
-            shuffle_algorithm=SHUFFLE_ALGORITHM,
             ruleset=settlement.RULESET.name,
         )
 
@@ -235,7 +236,7 @@ class BlackjackRound(CommittedRound, Aggregate):
     def void(self, reason: str) -> None:
         """End a round never dealt: its stakes go back (rules.md 4, idle timeout)."""
         self.check_open()
-        self._voided(reason, self.seed)
+        self._voided(reason, *self.secrets())
 
     def interrupt(self, reason: str) -> None:
         """Hold the round exactly as it is while its player is away (rules.md 4)."""
@@ -281,7 +282,7 @@ class BlackjackRound(CommittedRound, Aggregate):
                 box["box_number"], hands, box["insurance_net_cents"], box["net_cents"]
             )
         dealer_cards = list(self.state["dealer_cards"])
-        self._settled(settled["total_net_cents"], dealer_cards, self.seed)
+        self._settled(settled["total_net_cents"], dealer_cards, *self.secrets())
 
     def _next_cards(self, count: int) -> list[str]:
         cards = self.shoe()[self.shoe_position : self.shoe_position + count]
@@ -357,12 +358,20 @@ class BlackjackRound(CommittedRound, Aggregate):
         self.player_net_cents += net_cents
 
     @event("Settled", topic=SETTLED)
-    def _settled(self, total_net_cents: int, dealer_cards: list[str], seed: str) -> None:
+    def _settled(
+        self,
+        total_net_cents: int,
+        dealer_cards: list[str],
+        seed: str,
+        shoe_prefix: list[str] | None = None,
+    ) -> None:
         assert total_net_cents == self.player_net_cents, "the payouts add up to the result"
+        self._reveal(seed, shoe_prefix)
         self.status = SETTLED_STATUS
 
     @event("Voided", topic=VOIDED)
-    def _voided(self, reason: str, seed: str) -> None:
+    def _voided(self, reason: str, seed: str, shoe_prefix: list[str] | None = None) -> None:
+        self._reveal(seed, shoe_prefix)
         self.status = VOIDED_STATUS
 
     @event("Interrupted", topic=INTERRUPTED)

@@ -42,6 +42,7 @@ def open_round(
         player_id=player_id,
         hall=limits,
         decks=settings.decks,
+        box=unit.sealing(),
         seed=draw_seed(),
         shoe_prefix=shoe_prefix,
     )

@@ -13,8 +13,7 @@ from typing import Any
 
 from domain import wallet as wallet_topics
 from domain.baccarat.rules import hand_total, points_for_stake
-from domain.rounds import WalletEntry, replay
-from domain.shoe import commitment
+from domain.rounds import WalletEntry, replay, seed_problems
 from domain.tables import bank
 from domain.tables.coup import BY_SYSTEM, OPEN, SETTLED_STATUS, Coup
 from domain.tables.games import rules_of
@@ -27,11 +26,11 @@ STEPS_MAX = 32  # cards and choices of one coup, however it plays
 def verify_coup(events: list[Any], entries: list[WalletEntry]) -> list[str]:
     coup = replay(events)
     assert isinstance(coup, Coup)
-    if coup.status == OPEN:
-        return []  # Nothing dealt or revealed yet.
+    if coup.status == OPEN or coup.seed is None:
+        return []  # Nothing dealt yet, or its seed is sealed until it is over.
     name = f"coup {coup.round_id}"
-    if commitment(coup.seed) != coup.seed_commitment:
-        return [f"{name}: the revealed seed does not match the published commitment"]
+    if seeded := seed_problems(name, coup):
+        return seeded
     problems = _check_cards(name, coup, events)
     if coup.status == SETTLED_STATUS:
         problems += _check_play(name, coup)

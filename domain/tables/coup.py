@@ -25,13 +25,12 @@ from domain.errors import (
     RoundNotOpen,
     UnknownRound,
 )
-from domain.rounds import CommittedRound, load_round
-from domain.shoe import SHUFFLE_ALGORITHM, commitment
+from domain.rounds import CommittedRound, load_round, open_sealed
 from domain.tables import bank
 from domain.tables.coup_figures import SETTLED_STATUS as SETTLED_STATUS
 from domain.tables.coup_figures import CoupFigures
 from domain.tables.tableau import Choice, Draw, Over, TableGameRules, check_player_total
-from domain.unit import Unit
+from domain.unit import SecretBox, Unit
 
 # Stable event topics: stored with every event, so they never change.
 ROUND = "casino:Coup"
@@ -65,10 +64,11 @@ class Coup(CoupFigures, CommittedRound, Aggregate):
         banker_id: str | None
         bank_cents: int
         commission_basis_points: int
-        seed: str
+        seed: str | None  # null since seeds are sealed; in clear before
         seed_commitment: str
-        shoe_prefix: list[str]
+        shoe_prefix: list[str] | None
         shuffle_algorithm: str
+        sealed_secrets: str | None  # the seed and the certification shoe, encrypted
 
     @event(Created)
     def __init__(
@@ -83,20 +83,20 @@ class Coup(CoupFigures, CommittedRound, Aggregate):
         banker_id: str | None,
         bank_cents: int,
         commission_basis_points: int,
-        seed: str,
+        seed: str | None,
         seed_commitment: str,
-        shoe_prefix: list[str],
+        shoe_prefix: list[str] | None,
         shuffle_algorithm: str,
+        sealed_secrets: str | None = None,
     ) -> None:
-        assert commitment(seed) == seed_commitment
+        self._commit(seed, seed_commitment, shoe_prefix, sealed_secrets)
         self.table_id, self.variant, self.mode = table_id, variant, mode
         self.decks, self.tie_pays = decks, tie_pays
         self.bet_min_cents, self.bet_max_cents = bet_min_cents, bet_max_cents
         # A player-banked coup: whose bank is at stake, whole, and the casino's rate on it.
         self.banker_id, self.bank_cents = banker_id, bank_cents
         self.commission_basis_points = commission_basis_points
-        self.seed, self.seed_commitment = seed, seed_commitment
-        self.shoe_prefix, self.shuffle_algorithm = shoe_prefix, shuffle_algorithm
+        self.shuffle_algorithm = shuffle_algorithm
         self.status = OPEN
         self.bets: dict[str, dict[str, int]] = {}  # player id -> spot -> cents
         self.hands: dict[str, list[str]] = {}
@@ -114,18 +114,18 @@ class Coup(CoupFigures, CommittedRound, Aggregate):
 
     @classmethod
     def open(
-        cls, *, limits: tuple[int, int], seed: str, shoe_prefix: list[str] | None, **terms: Any
+        cls,
+        *,
+        limits: tuple[int, int],
+        box: SecretBox,
+        seed: str,
+        shoe_prefix: list[str] | None,
+        **terms: Any,
     ) -> Coup:
         """A coup on the table's terms (table_id, variant, mode, decks, tie_pays, banker_id,
-        bank_cents, commission_basis_points), its shoe fixed by `seed`."""
-        return cls(
-            bet_min_cents=limits[0],
-            bet_max_cents=limits[1],
-            seed=seed,
-            seed_commitment=commitment(seed),
-            shoe_prefix=list(shoe_prefix or []),
-            shuffle_algorithm=SHUFFLE_ALGORITHM,
-            **terms,
+        bank_cents, commission_basis_points), its shoe fixed by `seed`, sealed by `box`."""
+        return open_sealed(
+            cls, box, seed, shoe_prefix, bet_min_cents=limits[0], bet_max_cents=limits[1], **terms
         )
 
     # Commands: each validates, then triggers its events.
@@ -236,7 +236,7 @@ class Coup(CoupFigures, CommittedRound, Aggregate):
     def void(self, reason: str) -> None:
         """End a coup never dealt: every stake goes back (rules.md 4, idle timeout)."""
         self._check_open()
-        self._voided(reason, self.seed)
+        self._voided(reason, *self.secrets())
 
     def _play_on(
         self, rules: TableGameRules, absent: set[str], deadline: str, stakes: dict[str, int]
@@ -270,7 +270,8 @@ class Coup(CoupFigures, CommittedRound, Aggregate):
             if commission:
                 self._commission_charged(commission)
             bank_after = self.bank_cents + banker_net - commission
-        self._settled(over.outcome, totals, self.seed, bank_after)
+        seed, shoe_prefix = self.secrets()
+        self._settled(over.outcome, totals, seed, bank_after, shoe_prefix)
 
     def _next_card(self) -> str:
         return self.shoe()[self.shoe_position]
@@ -349,14 +350,21 @@ class Coup(CoupFigures, CommittedRound, Aggregate):
 
     @event("Settled", topic=SETTLED)
     def _settled(
-        self, outcome: str, totals: dict[str, int], seed: str, bank_after_cents: int
+        self,
+        outcome: str,
+        totals: dict[str, int],
+        seed: str,
+        bank_after_cents: int,
+        shoe_prefix: list[str] | None = None,
     ) -> None:
+        self._reveal(seed, shoe_prefix)
         self.outcome = outcome
         self.bank_after_cents = bank_after_cents
         self.status = SETTLED_STATUS
 
     @event("Voided", topic=VOIDED)
-    def _voided(self, reason: str, seed: str) -> None:
+    def _voided(self, reason: str, seed: str, shoe_prefix: list[str] | None = None) -> None:
+        self._reveal(seed, shoe_prefix)
         self.void_reason = reason
         self.status = VOIDED_STATUS
 

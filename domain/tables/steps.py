@@ -98,6 +98,7 @@ def open_coup(unit: Unit, games: GameSettings, table: Table, shoe_prefix: list[s
         decks=game.decks,
         tie_pays=game.tie_pays,
         limits=(table.bet_min_cents, table.bet_max_cents),
+        box=unit.sealing(),
         seed=draw_seed(),
         shoe_prefix=shoe_prefix,
         banker_id=table.banker,

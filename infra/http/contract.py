@@ -160,7 +160,7 @@ def traits_of(route: Any, method: str) -> Traits:
         refusals[422].add("idempotency_key_reused")
         refusals[503] |= {"concurrent_update", "receipt_unsealed", "log_tampered"}
     if traits.reads_projections:
-        refusals[503].add("projection_behind")
+        refusals[503] |= {"projection_behind", "projection_failed", "read_model_unavailable"}
     for name in _validated_names(route):
         refusals[422].add(FIELD_CODES.get(name, "invalid_request"))
     for status, code in (route.openapi_extra or {}).get(REFUSALS, []):

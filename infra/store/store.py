@@ -5,6 +5,7 @@ Builds the schema first, then the application and the projector over it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from eventsourcing.persistence import Notification
 from domain.application import CasinoApplication
 from domain.group_commit import GroupCommitSettings
 from domain.settings import GameSettings
+from domain.unit import SecretBox
+from infra.secrets import KEY_BYTES, AesGcmBox
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.recorders import ChainingSQLiteRecorder, SealedSnapshots, SingleTripRecorder
 from infra.store.schema import (
@@ -32,6 +35,9 @@ from projections.base import POSITION_MAX, Cursor, Database
 from projections.runner import Projector
 
 AGGREGATE_CACHE_SIZE = 10_000
+# The key of stores opened without one (tests, benchmarks): good for this process only.
+# A server passes the configured CASINO_SECRET_KEY (infra/config.py: Settings.secret_box).
+PROCESS_SECRET_KEY = os.urandom(KEY_BYTES)
 DEFAULT_GROUP_COMMIT = GroupCommitSettings()
 # The library retries a lost connection up to ten times; keep each try short.
 POSTGRES_TIMEOUT_SECONDS = 5
@@ -65,13 +71,15 @@ def open_store(
     group_commit: GroupCommitSettings | None = DEFAULT_GROUP_COMMIT,
     seal_key: Ed25519PrivateKey | None = None,
     owner_url: str | None = None,
+    box: SecretBox | None = None,
 ) -> Store:
     """The store at `url`, its schema made; concurrent commands' saves share
     transactions unless `group_commit` is None. With `seal_key`, every transaction
     that inserts events is sealed and snapshots are signed and trusted
     (infra/store/seal.py); without, nothing is sealed and no snapshot is used. With
     `owner_url` (PostgreSQL), that role builds the schema and grants `url`'s role
-    only what the service needs (infra/store/schema.py)."""
+    only what the service needs (infra/store/schema.py). `box` seals round seeds
+    (CASINO_SECRET_KEY); without, a key of this process only (tests, benchmarks)."""
     database: Database
     if url.startswith("sqlite:///"):
         database, env = _sqlite(url.removeprefix("sqlite:///"))
@@ -84,7 +92,7 @@ def open_store(
         # aggregate that another process moved on (the seam then reloads it).
         AGGREGATE_CACHE_FASTFORWARD="false",
     )
-    app = CasinoApplication(env=env, games=games)
+    app = CasinoApplication(env=env, games=games, box=box or AesGcmBox(PROCESS_SECRET_KEY))
     _seal(app, seal_key, database)
     if group_commit is not None:
         app.enable_group_commit(group_commit)

@@ -2,8 +2,14 @@
 
 import pytest
 
-from domain.errors import InsufficientFunds, InvalidAmount, InvalidPointsChange, UnknownHold
-from domain.wallet import CASINO_BANK, Wallet
+from domain.errors import (
+    BalanceLimitExceeded,
+    InsufficientFunds,
+    InvalidAmount,
+    InvalidPointsChange,
+    UnknownHold,
+)
+from domain.wallet import BALANCE_CENTS_MAX, CASINO_BANK, WIN_PER_CENT_HELD_MAX, Wallet
 from tests.domain.events import given, then
 
 
@@ -187,3 +193,26 @@ def test_replaying_the_events_rebuilds_the_same_wallet() -> None:
     wallet.withdraw("t2", 300)
     wallet.change_points(7, "player", "r1", "staked")
     assert vars(replayed(wallet)) == vars(wallet)
+
+
+def test_a_deposit_that_would_pass_the_balance_ceiling_is_refused_and_emits_nothing() -> None:
+    wallet = given(Wallet("alice", "real"), lambda w: w.deposit("t1", BALANCE_CENTS_MAX - 100))
+    with pytest.raises(BalanceLimitExceeded) as refused:
+        wallet.deposit("t2", 101)
+    assert refused.value.facts == {"limit": "1000000000000.00", "allowed": "1.00"}
+    assert then(wallet) == []
+
+
+def test_a_hold_whose_largest_payout_would_pass_the_ceiling_is_refused() -> None:
+    # A held cent can win at most WIN_PER_CENT_HELD_MAX cents: the worst case must fit.
+    room_cents = 1_000 * WIN_PER_CENT_HELD_MAX
+    wallet = given(
+        Wallet("alice", "real"), lambda w: w.deposit("t1", BALANCE_CENTS_MAX - room_cents)
+    )
+    wallet.hold("r1", 1_000)
+    assert [name for name, _ in then(wallet)] == ["FundsHeld"]
+    with pytest.raises(BalanceLimitExceeded) as refused:
+        wallet.hold("r2", 1)
+    assert refused.value.facts["allowed"] == "0.00"
+    with pytest.raises(BalanceLimitExceeded):
+        wallet.deposit("t2", 1)

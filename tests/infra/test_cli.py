@@ -1,11 +1,17 @@
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
+import psycopg
+import pytest
 from typer.testing import CliRunner
 
 from infra.cli import app
+from infra.store.seal import new_private_key, private_key_text
 from infra.store.store import open_store
+from tests.conftest import POSTGRES_URL
+from tests.projections.test_projection_failure import POISON_CENTS, ledger_refusing_the_poison
 
 
 def test_a_bad_setting_stops_serve_with_its_name(tmp_path: Path) -> None:
@@ -44,3 +50,97 @@ def test_projections_rebuild_compares_then_replaces_what_differs(tmp_path: Path)
         cursor.execute("SELECT kind, amount_cents FROM ledger_entries")
         assert cursor.fetchall() == [("deposit", 500)]
     store.close()
+
+
+UNREACHABLE = "postgresql://casino:s3cret@127.0.0.1:1/casino"  # nothing listens on port 1
+EVERY_STORE_COMMAND = [
+    ["serve"],
+    ["audit", "verify"],
+    ["audit", "replay", "r"],
+    ["audit", "export"],
+    ["projections", "run"],
+    ["projections", "rebuild"],
+    ["projections", "rebuild", "--check"],
+]
+
+
+@pytest.mark.parametrize("arguments", EVERY_STORE_COMMAND)
+def test_an_unreachable_database_is_one_line_naming_the_setting(arguments: list[str]) -> None:
+    result = CliRunner().invoke(app, arguments, env={"CASINO_DATABASE_URL": UNREACHABLE})
+    assert result.exit_code == 2
+    [line] = [line for line in result.output.splitlines() if "dev_keys_in_use" not in line]
+    assert line.startswith("CASINO_DATABASE_URL: cannot reach postgresql://casino:***@127.0.0.1:1")
+    assert "s3cret" not in result.output  # the password is never shown
+
+
+@pytest.mark.parametrize("arguments", EVERY_STORE_COMMAND[1:])
+def test_audit_and_projection_commands_never_create_a_sqlite_store(
+    tmp_path: Path, arguments: list[str]
+) -> None:
+    path = tmp_path / "nowhere" / "casino.sqlite"
+    result = CliRunner().invoke(app, arguments, env={"CASINO_DATABASE_URL": f"sqlite:///{path}"})
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"no store: CASINO_DATABASE_URL: {path} does not exist (this command creates none)"
+    ]
+    assert not path.parent.exists()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("arguments", EVERY_STORE_COMMAND[1:])
+def test_a_mistyped_postgres_schema_is_named_and_never_created(
+    postgres_up: bool, arguments: list[str]
+) -> None:
+    if not postgres_up:
+        pytest.skip(f"PostgreSQL at {POSTGRES_URL} is not reachable")
+    schema = f"typo_{uuid.uuid4().hex[:12]}"
+    env = {"CASINO_DATABASE_URL": POSTGRES_URL, "CASINO_POSTGRES_SCHEMA": schema}
+    result = CliRunner().invoke(app, arguments, env=env)
+    assert result.exit_code == 2
+    [line] = result.output.strip().splitlines()
+    assert line.startswith("no store: CASINO_POSTGRES_SCHEMA:") and schema in line
+    with psycopg.connect(POSTGRES_URL) as connection:
+        found = connection.execute(
+            "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (schema,)
+        ).fetchone()
+    assert found is None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "projected_before"),
+    [(["projections", "run"], False), (["projections", "rebuild"], True)],
+)
+def test_a_read_model_that_cannot_apply_an_event_stops_the_command_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arguments: list[str], projected_before: bool
+) -> None:
+    # Given an event the ledger read model cannot apply (any more),
+    url = f"sqlite:///{tmp_path / 'casino.sqlite'}"
+    store = open_store(url)
+    store.app.register_player("alice", "Alice")
+    store.app.deposit("alice", "real", POISON_CENTS)
+    poison = store.projector.head()
+    if projected_before:  # A rebuild meets it again from the start.
+        store.projector.catch_up()
+    store.close()
+    ledger_refusing_the_poison(monkeypatch)
+    result = CliRunner().invoke(app, arguments, env={"CASINO_DATABASE_URL": url})
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if "projection" not in line[:40]]
+    assert lines[-1].endswith(
+        f"read model ledger cannot apply the event at position {poison}: "
+        "OverflowError: Python int too large to convert to SQLite INTEGER"
+    )
+
+
+def test_production_refuses_to_serve_without_a_key_to_seal_seeds(tmp_path: Path) -> None:
+    path = tmp_path / "casino.sqlite"
+    env = {
+        "CASINO_DATABASE_URL": f"sqlite:///{path}",
+        "CASINO_ENV": "production",
+        "CASINO_API_KEYS": "service=k1,operator=k2,auditor=k3",
+        "CASINO_SEAL_KEY": private_key_text(new_private_key()),  # the log's key is there
+    }
+    result = CliRunner().invoke(app, ["serve"], env=env)
+    assert result.exit_code == 2
+    assert "CASINO_SECRET_KEY" in result.output
+    assert not path.exists()  # refused before anything is made

@@ -1,6 +1,11 @@
+from pathlib import Path
+
 import pytest
 
 from infra.config import DEV_KEYS, ConfigError, load_settings
+from infra.secrets import SecretKeyError, new_key
+
+KEY = "ab" * 32
 
 
 def test_defaults_use_an_sqlite_file_under_var_and_the_dev_keys(
@@ -46,6 +51,46 @@ def test_production_refuses_the_dev_keys_and_test_mode() -> None:
     with pytest.raises(ConfigError, match="CASINO_TEST_MODE"):
         load_settings(env="production", api_keys="service=k1", test_mode=True)
     assert load_settings(env="production", api_keys="service=k1").keys() == {"k1": "service"}
+
+
+def test_production_refuses_to_seal_seeds_without_a_secret_key() -> None:
+    production = load_settings(env="production", api_keys="service=k1")
+    with pytest.raises(ConfigError, match="CASINO_SECRET_KEY"):
+        production.secret_box()
+    configured = load_settings(env="production", api_keys="service=k1", secret_key=KEY)
+    assert configured.secret_box()[1] is None
+
+
+def test_a_secret_key_seals_what_only_it_opens_for_that_round() -> None:
+    # Given the box of a configured key,
+    box, warning = load_settings(secret_key=KEY).secret_box()
+    assert warning is None
+    sealed = box.seal(b"the seed", "commitment-1")
+    # then the sealed text does not show the secret, and opens only for its own round
+    assert b"the seed" not in sealed.encode() and box.open(sealed, "commitment-1") == b"the seed"
+    with pytest.raises(SecretKeyError):
+        box.open(sealed, "commitment-2")
+    # and another key cannot open it.
+    other, _ = load_settings(secret_key=new_key()).secret_box()
+    with pytest.raises(SecretKeyError, match="CASINO_SECRET_KEY"):
+        other.open(sealed, "commitment-1")
+
+
+def test_a_malformed_secret_key_is_refused_naming_it() -> None:
+    with pytest.raises(ConfigError, match="CASINO_SECRET_KEY"):
+        load_settings(secret_key="not hex")
+
+
+def test_development_makes_a_secret_key_once_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    box, warning = load_settings().secret_box()
+    assert warning is not None and "var/secret.key (made now)" in warning
+    assert (tmp_path / "var/secret.key").stat().st_mode & 0o777 == 0o600
+    again, warning = load_settings().secret_box()
+    assert warning is not None and "made now" not in warning
+    assert again.open(box.seal(b"s", "c"), "c") == b"s"  # the same key, read back
 
 
 def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

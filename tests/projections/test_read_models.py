@@ -13,8 +13,10 @@ from domain import wallet as topics
 from infra.audit.rebuild import compare_with_rebuild, rebuild
 from infra.store.store import Store
 from projections import balances, commission, game_history, ledger, revenue, round_trail
+from projections.failure import ProjectionFailed
 from projections.runner import position_in
 from tests.conftest import StoreFactory
+from tests.projections.test_projection_failure import restarted
 
 
 def no_progress(_: int) -> None:
@@ -58,12 +60,13 @@ def test_a_batch_that_fails_part_way_leaves_no_trace(
         raise RuntimeError("the projector died here")
 
     monkeypatch.setattr(round_trail.RoundTrail, "flush", crash)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(ProjectionFailed, match="read model round_trail"):
         store.projector.catch_up()
     assert store.projector.position() == position
     with store.database.read() as cursor:
         assert dict(balances.trial_balance(cursor, "real")) == {}
     monkeypatch.undo()
+    store.projector = restarted(store)  # The projector stopped there: started again,
     store.projector.catch_up()
     assert trial_balance(store)["player:alice"] == 500
     assert compare_with_rebuild(store, no_progress).differences == []

@@ -33,7 +33,12 @@ from starlette.concurrency import run_in_threadpool
 
 from domain.application import CasinoApplication
 from domain.errors import UnknownRound
-from domain.rounds import SECRET_FIELDS, secrets_revealed, withhold_secrets
+from domain.rounds import (
+    SECRET_FIELDS,
+    secrets_revealed,
+    with_revealed_secrets,
+    withhold_secrets,
+)
 from infra.http.answers import EventPage
 from infra.http.auth import REPORT
 from infra.http.contract import answers
@@ -74,7 +79,7 @@ async def events(
 def read_page(app: CasinoApplication, after: int, limit: int) -> tuple[list[dict[str, Any]], int]:
     """Up to `limit` events after `after`, and the last position read."""
     page: list[dict[str, Any]] = []
-    rounds: dict[str, bool] = {}  # round id -> its secrets are shown
+    rounds: dict[str, Any] = {}  # round id -> the round if its secrets are shown, or None
     position, scanned = after, 0
     while len(page) < limit and scanned < SCAN_PAGES_MAX * limit:
         batch = app.recorder.select_notifications(
@@ -91,12 +96,13 @@ def read_page(app: CasinoApplication, after: int, limit: int) -> tuple[list[dict
     return page, position
 
 
-def _event(app: CasinoApplication, notification: Any, rounds: dict[str, bool]) -> dict[str, Any]:
+def _event(app: CasinoApplication, notification: Any, rounds: dict[str, Any]) -> dict[str, Any]:
     event: Any = app.mapper.to_domain_event(notification)
     data = json.loads(json.dumps(event_data(event), default=str))
     aggregate_id = str(notification.originator_id)
-    if any(name in data for name in SECRET_FIELDS) and not _shown(app, aggregate_id, rounds):
-        data = withhold_secrets(data)
+    if any(name in data for name in SECRET_FIELDS):
+        round_ = _shown(app, aggregate_id, rounds)
+        data = withhold_secrets(data) if round_ is None else with_revealed_secrets(data, round_)
     return {
         "position": notification.id,
         "at": event.timestamp.isoformat(),
@@ -108,11 +114,12 @@ def _event(app: CasinoApplication, notification: Any, rounds: dict[str, bool]) -
     }
 
 
-def _shown(app: CasinoApplication, round_id: str, rounds: dict[str, bool]) -> bool:
-    """Whether the round's secrets may be shown: once it is over, as its audit trail."""
+def _shown(app: CasinoApplication, round_id: str, rounds: dict[str, Any]) -> Any:
+    """The round, if its secrets may be shown: once it is over, as its audit trail."""
     if round_id not in rounds:
         try:
-            rounds[round_id] = secrets_revealed(app.round(round_id).status)
+            round_ = app.round(round_id)
+            rounds[round_id] = round_ if secrets_revealed(round_.status) else None
         except UnknownRound:
-            rounds[round_id] = False  # Not a round: hide what looks secret all the same.
+            rounds[round_id] = None  # Not a round: hide what looks secret all the same.
     return rounds[round_id]

@@ -96,12 +96,15 @@ class Check:
 def readiness(store: Store, workers: list[PeriodicWorker]) -> list[Check]:
     try:
         head, position = store.projector.head(), store.projector.position()
-        beat = store.projector.heartbeat()
+        beat, failed = store.projector.heartbeat(), store.projector.failed()
     except Exception as error:
         log.warning("readiness_store_failed", error=repr(error)[:200])
         return [Check("store", False, "the store does not answer")]
     checks = [Check("store", True, f"{store.database.dialect}, {head} events")]
-    checks.append(_projector(store, workers, head - position, beat))
+    if failed is not None:  # Stopped at an event it cannot apply (projections/failure.py).
+        checks.append(Check("projector", False, f"stopped: {failed.detail}"))
+    else:
+        checks.append(_projector(store, workers, head - position, beat))
     checks.append(_workers([w for w in workers if w.name != "projector"]))
     return checks
 

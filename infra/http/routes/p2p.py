@@ -29,7 +29,9 @@ SITTING = (
 )
 
 
-@router.post("/dealers", **answers(201, P2PTable, *SITTING, e.NotEligibleToDeal))
+@router.post(
+    "/dealers", **answers(201, P2PTable, *SITTING, e.NotEligibleToDeal, e.BalanceLimitExceeded)
+)
 def sit_as_dealer(
     body: NewDealer, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
@@ -68,6 +70,7 @@ def join_as_player(
         e.UnknownTable,
         e.TableNotReady,
         e.NotEligibleToDeal,
+        e.BalanceLimitExceeded,
         e.TestModeDisabled,
         e.InvalidShoe,
         e.PlayerExcluded,

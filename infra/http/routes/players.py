@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 
 from domain.blackjack.interruptions import Reconnection
 from domain.errors import (
+    BalanceLimitExceeded,
     DepositLimitExceeded,
     HistoryUnavailable,
     InsufficientFunds,
@@ -64,7 +65,15 @@ def register_player(
 
 @router.post(
     "/{player_id}/deposits",
-    **answers(201, a.Movement, UnknownPlayer, InvalidAmount, DepositLimitExceeded, PlayerExcluded),
+    **answers(
+        201,
+        a.Movement,
+        UnknownPlayer,
+        InvalidAmount,
+        BalanceLimitExceeded,
+        DepositLimitExceeded,
+        PlayerExcluded,
+    ),
 )
 def deposit(
     player_id: PlayerId,

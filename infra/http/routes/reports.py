@@ -27,6 +27,7 @@ def trial_balance(request: Request, mode: Literal["real", "play"] = "real") -> d
     """Every account of the mode with its balance; the total is always "0.00"."""
     with projected(request) as cursor:
         accounts = balances.trial_balance(cursor, mode)
+        balances.check_accounts(accounts)
     total = sum(cents for _, cents in accounts)
     return {
         "mode": mode,
@@ -42,6 +43,7 @@ def liability(request: Request, mode: Literal["real", "play"] = "real") -> dict[
     """Total player balances, what is held in open rounds, and what is available."""
     with projected(request) as cursor:
         balance_cents, held_cents, wallets = balances.liability(cursor, mode)
+        balances.check_liability(balance_cents, held_cents)
     return {
         "mode": mode,
         "player_balances": format_cents(balance_cents),

@@ -46,6 +46,7 @@ STAKING = (
     e.BelowTableMinimum,
     e.AboveTableMaximum,
     e.InsufficientFunds,
+    e.BalanceLimitExceeded,
 )
 # At a multi-player table, a bet names its player (rules.md 2.2-2.4).
 AT_A_TABLE = (e.NotSeated, e.BankerCannotBet, e.BankCovered, e.UnknownPlayer)
@@ -172,6 +173,7 @@ def deal(
         *ON_A_ROUND,
         e.IllegalAction,
         e.InsufficientFunds,
+        e.BalanceLimitExceeded,
         e.InvalidBox,
         e.NotYourDecision,
         e.LossLimitExceeded,
@@ -200,6 +202,7 @@ def act(
         e.BancoRefused,
         e.HouseBanked,
         e.InsufficientFunds,
+        e.BalanceLimitExceeded,
         e.NotSeated,
         e.LossLimitExceeded,
         e.PlayerExcluded,

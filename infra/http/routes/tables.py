@@ -125,6 +125,7 @@ def open_coup(
         e.LossLimitExceeded,  # a banker past it may put up no other bank (rules.md 7)
         e.BankOutOfLimits,
         e.InsufficientFunds,
+        e.BalanceLimitExceeded,
         e.InvalidAmount,
         e.InvalidStake,
         e.CoupInProgress,

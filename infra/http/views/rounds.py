@@ -13,7 +13,7 @@ from domain.baccarat import rules as baccarat
 from domain.baccarat.round import P2P, BaccaratRound
 from domain.blackjack.round import BlackjackRound
 from domain.money import format_cents
-from domain.rounds import secrets_revealed, withhold_secrets
+from domain.rounds import secrets_revealed, with_revealed_secrets, withhold_secrets
 from domain.tables.coup import Coup
 from infra.http.views.blackjack import blackjack_round_view
 from infra.http.views.tables import coup_view
@@ -94,12 +94,16 @@ def audit_view(round_: Round, trail: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "round_id": round_.round_id,
         "status": round_.status,
-        "events": [_event_view(event, hide) for event in trail],
+        "events": [_event_view(event, hide, round_) for event in trail],
     }
 
 
-def _event_view(event: dict[str, Any], hide_secrets: bool) -> dict[str, Any]:
-    data = withhold_secrets(event["data"]) if hide_secrets else event["data"]
+def _event_view(event: dict[str, Any], hide_secrets: bool, round_: Round) -> dict[str, Any]:
+    data = (
+        withhold_secrets(event["data"])
+        if hide_secrets
+        else with_revealed_secrets(event["data"], round_)
+    )
     return {
         "position": event["position"],
         "aggregate_id": event["aggregate_id"],

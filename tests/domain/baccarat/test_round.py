@@ -13,6 +13,7 @@ from domain.errors import (
     UnknownSpot,
 )
 from domain.shoe import commitment
+from domain.unit import MemoryBox
 from tests.domain.events import given, kinds, then
 
 SEED = "00" * 32
@@ -30,6 +31,7 @@ def opened(variant: str = "p2p", shoe: list[str] | None = None) -> BaccaratRound
         limits=(200, 10_000),
         decks=6,
         tie_pays=9,
+        box=MemoryBox(),
         seed=SEED,
         shoe_prefix=shoe if shoe is not None else EXAMPLE,
         dealer_id=dealer,
@@ -47,7 +49,11 @@ def test_opening_commits_the_round_to_its_shoe_before_any_bet() -> None:
     [(kind, opening)] = then(round_)
     assert kind == "Created"
     assert opening["seed_commitment"] == commitment(SEED)
-    assert (opening["shoe_prefix"], opening["shuffle_algorithm"]) == (EXAMPLE, "fy-sha256-v1")
+    assert opening["shuffle_algorithm"] == "fy-sha256-v1"
+    # The seed and the chosen shoe are stored sealed; the round keeps them in memory.
+    assert (opening["seed"], opening["shoe_prefix"]) == (None, None)
+    assert opening["sealed_secrets"] and SEED not in opening["sealed_secrets"]
+    assert (round_.seed, round_.shoe_prefix) == (SEED, EXAMPLE)
     assert (round_.status, round_.bets) == ("open", {})
 
 
@@ -94,7 +100,16 @@ def test_the_deal_records_every_card_payout_and_commission_of_the_seeds_example(
         ("ThirdCardDrawn", {"hand": "banker", "card": "QS", "position": 5}),
         ("PayoutMade", {"spot": "banker", "stake_cents": 1000, "net_cents": -1000}),
         ("CommissionCharged", {"commission_cents": 18}),
-        ("Settled", {"outcome": "player", "player_total": 3, "banker_total": 0, "seed": SEED}),
+        (
+            "Settled",
+            {
+                "outcome": "player",
+                "player_total": 3,
+                "banker_total": 0,
+                "seed": SEED,
+                "shoe_prefix": EXAMPLE,
+            },
+        ),
     ]
     assert round_.nets() == {"player": -1000, "dealer": 982, "casino": 18}
 
@@ -119,7 +134,9 @@ def test_the_deal_needs_bets_reaching_the_table_minimum() -> None:
 def test_voiding_reveals_the_seed_and_nothing_changes_after() -> None:
     round_ = with_bets(("banker", 1000))
     round_.void("the player left")
-    assert then(round_) == [("Voided", {"reason": "the player left", "seed": SEED})]
+    assert then(round_) == [
+        ("Voided", {"reason": "the player left", "seed": SEED, "shoe_prefix": EXAMPLE})
+    ]
     for command in (lambda: round_.place_bet("tie", 100), round_.deal, lambda: round_.void("x")):
         with pytest.raises(RoundNotOpen):
             command()

@@ -27,6 +27,7 @@ from domain.errors import (
 )
 from domain.settings import BlackjackSettings
 from domain.shoe import certification_shoe
+from domain.unit import MemoryBox
 
 SEED = "00" * 32
 HALLS = BlackjackSettings().halls
@@ -54,6 +55,7 @@ def given(
         player_id="alice",
         hall=HALLS[hall],
         decks=2,
+        box=MemoryBox(),
         seed=SEED,
         shoe_prefix=shoe_for(boxes, dealer, then),
     )
@@ -64,7 +66,9 @@ def given(
 
 
 def opened(hall: str = "2") -> BlackjackRound:
-    return BlackjackRound.open(mode="real", player_id="alice", hall=HALLS[hall], decks=2, seed=SEED)
+    return BlackjackRound.open(
+        mode="real", player_id="alice", hall=HALLS[hall], decks=2, box=MemoryBox(), seed=SEED
+    )
 
 
 def events_of(round_: BlackjackRound) -> list[Any]:
@@ -134,7 +138,13 @@ def test_a_round_without_bets_cannot_be_dealt() -> None:
 
 def test_a_shoe_the_decks_cannot_hold_is_refused() -> None:
     round_ = BlackjackRound.open(
-        mode="real", player_id="alice", hall=HALLS["1"], decks=2, seed=SEED, shoe_prefix=["AS"] * 3
+        mode="real",
+        player_id="alice",
+        hall=HALLS["1"],
+        decks=2,
+        box=MemoryBox(),
+        seed=SEED,
+        shoe_prefix=["AS"] * 3,
     )
     with pytest.raises(InvalidShoe):
         round_.check_shoe()

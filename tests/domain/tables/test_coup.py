@@ -23,6 +23,7 @@ from domain.errors import (
 from domain.tables.coup import Coup
 from domain.tables.punto_banco import PUNTO_BANCO_RULES
 from domain.tables.tableau import Choice, Draw, Over, Step, TableGameRules, highest_stake
+from domain.unit import MemoryBox
 from tests.domain.events import given, kinds, then
 
 SEED = "00" * 32
@@ -64,8 +65,8 @@ FIVE = ["2", "K", "3", "9", "4"]  # player 2,3 = 5: a choice; banker K,9 = 9; th
 
 def opened(shoe: list[str] = EXAMPLE, variant: str = "punto_banco") -> Coup:
     return Coup.open(table_id="t1", variant=variant, mode="real", decks=8, tie_pays=8,
-                     limits=(500, 10_000), seed=SEED, shoe_prefix=shoe, banker_id=None,
-                     bank_cents=0, commission_basis_points=0)  # fmt: skip
+                     limits=(500, 10_000), box=MemoryBox(), seed=SEED, shoe_prefix=shoe,
+                     banker_id=None, bank_cents=0, commission_basis_points=0)  # fmt: skip
 
 
 def betting(*bets: tuple[str, str, int], shoe: list[str] = EXAMPLE) -> Coup:
@@ -130,6 +131,7 @@ def test_the_deal_plays_the_coup_once_and_pays_every_player_and_spot() -> None:
             "totals": {"player": 3, "banker": 0},
             "seed": SEED,
             "bank_after_cents": 0,
+            "shoe_prefix": EXAMPLE,
         },
     )
     assert coup.nets() == {"ann": 1000, "bob": -2500}
@@ -217,4 +219,5 @@ def test_cancelling_takes_every_spot_back_at_once_whatever_the_minimum() -> None
 def test_voiding_an_undealt_coup_reveals_its_seed() -> None:
     coup = betting(("ann", "player", 1000))
     coup.void("no action before the idle timeout")
-    assert then(coup) == [("Voided", {"reason": "no action before the idle timeout", "seed": SEED})]
+    revealed = {"reason": "no action before the idle timeout", "seed": SEED, "shoe_prefix": EXAMPLE}
+    assert then(coup) == [("Voided", revealed)]

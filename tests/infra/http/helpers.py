@@ -112,7 +112,8 @@ def assert_voided(api: Api, round_id: str, reason: str) -> None:
     assert (round_["status"], round_["seed"] is not None) == ("voided", True)
     events = audit_of(api, round_id)
     own = [e for e in events if e["topic"].startswith(ROUND_TOPICS)]
-    assert own[-1]["data"] == {"reason": reason, "seed": round_["seed"]}
+    shoe = own[0]["data"]["shoe_prefix"]  # what the opening committed to, shown once over
+    assert own[-1]["data"] == {"reason": reason, "seed": round_["seed"], "shoe_prefix": shoe}
     assert own[-1]["type"] == "Voided"
     assert "CardDealt" not in [e["type"] for e in own]
     wallets = [e for e in events if e["topic"].startswith("casino:Wallet.")]

@@ -326,3 +326,38 @@ def test_a_trailing_newline_makes_an_amount_or_id_invalid(
 def test_a_ledger_cursor_beyond_any_version_is_refused(api: Api, alice: str) -> None:
     answer = api.get("/v1/players/alice/ledger?after=99999999999999999999")
     assert (answer.status_code, answer.json()["code"]) == (422, "invalid_request")
+
+
+def test_deposits_stop_at_the_balance_ceiling_and_every_read_still_answers(
+    api: Api, store: Store
+) -> None:
+    # Given a wallet filled to its ceiling by the largest deposit there is
+    # (before the ceiling, ~92,000 of these overflowed the projector),
+    api.player("alice")
+    api.deposit("alice", "1000000000000.00")
+    before = state(api, store)
+    # when one more cent is deposited,
+    answer = api.post("/v1/players/alice/deposits", {"mode": "real", "amount": "0.01"})
+    # then it is refused, naming the limit and what is allowed, and changes nothing;
+    assert answer.status_code == 409
+    assert answer.headers["content-type"] == "application/problem+json"
+    assert answer.json()["code"] == "balance_limit_exceeded"
+    assert (answer.json()["limit"], answer.json()["allowed"]) == ("1000000000000.00", "0.00")
+    assert state(api, store) == before
+    # and the ledger and the trial balance of both modes still read.
+    assert api.get("/v1/players/alice/ledger?mode=real").status_code == 200
+    assert api.trial_balance("real")["total"] == api.trial_balance("play")["total"] == "0.00"
+
+
+def test_a_bet_whose_largest_payout_could_pass_the_ceiling_is_refused(api: Api) -> None:
+    # Given a wallet at its ceiling and a house round,
+    api.player("alice")
+    api.deposit("alice", "1000000000000.00")
+    opened = api.post("/v1/baccarat/rounds", {"player_id": "alice", "mode": "real"})
+    round_id = opened.json()["round_id"]
+    # when a bet is placed, the tie it could win would pass the ceiling: refused,
+    answer = api.post(f"/v1/rounds/{round_id}/bets", {"spot": "tie", "amount": "1"})
+    assert answer.status_code == 409
+    assert answer.json()["code"] == "balance_limit_exceeded"
+    # and nothing is held.
+    assert api.wallet("alice")["held"] == "0.00"

@@ -302,6 +302,19 @@ function opening(round, events) {
   return events.find((event) => event.aggregate_id === round.round_id && event.type === 'Opened');
 }
 
+/** The event that ended the round (Settled or Voided), which reveals its secrets. */
+function ending(round, events) {
+  return events.find((event) => event.aggregate_id === round.round_id && ['Settled', 'Voided'].includes(event.type));
+}
+
+/** The certification shoe: revealed by the round's ending since seeds are sealed (rules.md 5),
+ * in its opening before. */
+function chosenShoe(round, events) {
+  const ended = ending(round, events);
+  const opened = opening(round, events);
+  return (ended && ended.data.shoe_prefix) || (opened && opened.data.shoe_prefix) || [];
+}
+
 /**
  * Check the round against its seed: the commitment, then every card dealt, in shoe order.
  * Returns {state, title, detail, shoe, checks, facts}: state is "verified", "mismatch",
@@ -315,7 +328,7 @@ export async function checkRound(round, events, groups) {
     commitment: round.seed_commitment || (opened && opened.data.seed_commitment),
     seed: round.seed || null,
     decks: round.decks || (opened && opened.data.decks),
-    prefix: (opened && opened.data.shoe_prefix) || [],
+    prefix: chosenShoe(round, events),
     openedAt: opened ? opened.position : null,
   };
   const result = (state, title, detail, extra = {}) => ({ state, title, detail, facts, checks: new Map(), ...extra });
