@@ -32,13 +32,14 @@ commit, domain/group_commit.py) must hand all their events to one
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 from uuid import UUID
 
 import psycopg
 import psycopg.rows
-from eventsourcing.persistence import OperationalError, StoredEvent
+from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 from psycopg import ClientCursor
@@ -50,7 +51,7 @@ from infra.store import seal as seals
 from infra.store.seal import Sealer
 
 log = get_logger("casino.store")
-SEAL_TRIES_MAX = 20
+SEAL_TRIES_MAX = 5  # one-trip tries before the locked two-trip save, which cannot lose
 _SEAL_HEAD = f"SELECT {seals.COLUMNS} FROM {seals.TABLE} ORDER BY last_position DESC LIMIT 1"
 
 
@@ -134,34 +135,61 @@ class SingleTripRecorder(PostgresApplicationRecorder):
         """One trip, as unsealed: the seal is made before the INSERT, over the positions
         the events will take (the ones after the head this recorder last saw), and the
         script checks under the lock that the head has not moved, else it fails and
-        is made again on the head as it is now."""
+        is made again on the head as it is now. Other writers that keep winning that
+        race send it to the locked path, which cannot lose it."""
         for _ in range(SEAL_TRIES_MAX):
-            previous, top = self._seal_head or self._read_seal_head(connection, sealer)
-            positions = list(range(top + 1, top + 1 + len(stored)))
-            seal = sealer.seal(positions, stored, previous)
-            params: list[Any] = [previous, top]
-            for position, event in zip(positions, stored, strict=True):
-                params += [position, event.originator_id, event.originator_version]
-                params += [event.topic, event.state]
+            head = self._seal_head or self._read_seal_head(connection, sealer)
             try:
-                cursor = ClientCursor(connection)
-                cursor.execute(self._sealed_script(len(stored)), [*params, *seal.row()])
-                while cursor.nextset():
-                    pass
+                with self._refusing_a_tampered_log():
+                    return self._send_sealed(connection, sealer, stored, head)
             except psycopg.errors.SerializationFailure:
-                self._seal_head = None  # Another process saved meanwhile: look again.
-                continue
-            except psycopg.errors.DataException as error:
-                self._seal_head = None
-                if error.sqlstate == TAMPERED_SQLSTATE:  # expect_log_top's refusals
-                    raise seals.LogTampered(error.diag.message_primary or str(error)) from None
-                raise
-            except BaseException:
-                self._seal_head = None
-                raise
-            self._seal_head = (seal.digest, positions[-1])
-            return positions
-        raise OperationalError("the log kept moving on under the seal: nothing was saved")
+                continue  # Another process saved meanwhile: look again.
+        with self._refusing_a_tampered_log(), connection.transaction():
+            connection.execute(
+                SQL("SET LOCAL lock_timeout = {}; LOCK TABLE {}.{} IN EXCLUSIVE MODE").format(
+                    Literal(f"{self.datastore.lock_timeout}s"),
+                    Identifier(self.datastore.schema),
+                    Identifier(self.events_table_name),
+                )
+            )
+            head = self._read_seal_head(connection, sealer)  # under the lock: final
+            return self._send_sealed(connection, sealer, stored, head)
+
+    def _send_sealed(
+        self,
+        connection: Any,
+        sealer: Sealer,
+        stored: Sequence[StoredEvent],
+        head: tuple[str, int],
+    ) -> list[int]:
+        previous, top = head
+        positions = list(range(top + 1, top + 1 + len(stored)))
+        seal = sealer.seal(positions, stored, previous)
+        params: list[Any] = [previous, top]
+        for position, event in zip(positions, stored, strict=True):
+            params += [position, event.originator_id, event.originator_version]
+            params += [event.topic, event.state]
+        cursor = ClientCursor(connection)
+        cursor.execute(self._sealed_script(len(stored)), [*params, *seal.row()])
+        while cursor.nextset():
+            pass
+        self._seal_head = (seal.digest, positions[-1])
+        return positions
+
+    @contextlib.contextmanager
+    def _refusing_a_tampered_log(self) -> Iterator[None]:
+        """expect_log_top's refusals as LogTampered; after any failure, the head this
+        recorder last saw is forgotten."""
+        try:
+            yield
+        except psycopg.errors.DataException as error:
+            self._seal_head = None
+            if error.sqlstate == TAMPERED_SQLSTATE:
+                raise seals.LogTampered(error.diag.message_primary or str(error)) from None
+            raise
+        except BaseException:
+            self._seal_head = None
+            raise
 
     def _read_seal_head(self, connection: Any, sealer: Sealer) -> tuple[str, int]:
         schema = Identifier(self.datastore.schema)

@@ -329,6 +329,32 @@ def test_two_servers_on_one_store_keep_one_chain_of_seals(stores: StoreFactory) 
     assert problems_of(first) == []
 
 
+@pytest.mark.postgres
+def test_a_writer_that_keeps_losing_the_race_saves_under_the_lock(
+    postgres_up: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (PostgreSQL only: SQLite seals under its write lock, always.)
+    if not postgres_up:
+        pytest.skip("PostgreSQL is not reachable")
+    stores = StoreFactory("postgres", tmp_path)
+    # Given two servers, and no one-trip try left: every save takes the locked path
+    monkeypatch.setattr("infra.store.recorders.SEAL_TRIES_MAX", 0)
+    first, second = stores.open(), stores.open()
+    first.app.register_player("ann", "Ann")
+    second.app.register_player("bob", "Bob")
+    # When both save, each after the other moved the log on
+    for _ in range(3):
+        first.app.deposit("ann", "real", 100)
+        second.app.deposit("bob", "real", 100)
+    # Then every save landed, sealed in one chain
+    assert first.app.wallet("ann", "real").balance_cents == 300
+    found = all_seals(first)
+    assert len(found) == 8  # one a save
+    assert sum(seal.event_count for seal in found) == first.app.recorder.max_notification_id()
+    assert problems_of(first) == []
+    stores.close_all()
+
+
 def test_the_witness_never_notes_a_seal_the_service_did_not_sign(
     store: Store, attacker: Attacker, tmp_path: Path
 ) -> None:
