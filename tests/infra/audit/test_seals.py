@@ -313,20 +313,28 @@ def all_seals(store: Store) -> list[seals.Seal]:
         return [seals.seal_of(row) for row in cursor.fetchall()]
 
 
-def test_two_servers_on_one_store_keep_one_chain_of_seals(stores: StoreFactory) -> None:
-    # Given two servers on one store, each saving after the other (so each finds the
-    # log moved on since its own last save)
+def two_servers_saving_in_turn(stores: StoreFactory) -> Store:
+    """Two servers on one store, each saving after the other (so each finds the log
+    moved on since its own last save): eight saves; the first server."""
     first, second = stores.open(), stores.open()
     first.app.register_player("ann", "Ann")
     second.app.register_player("bob", "Bob")
     for _ in range(3):
         first.app.deposit("ann", "real", 100)
         second.app.deposit("bob", "real", 100)
-    # Then the seals form one chain over every event
-    found = all_seals(first)
-    assert len(found) == 8
-    assert sum(seal.event_count for seal in found) == first.app.recorder.max_notification_id()
-    assert problems_of(first) == []
+    return first
+
+
+def assert_one_chain_of_seals(store: Store, saves: int) -> None:
+    found = all_seals(store)
+    assert len(found) == saves  # one a save
+    assert sum(seal.event_count for seal in found) == store.app.recorder.max_notification_id()
+    assert problems_of(store) == []
+
+
+def test_two_servers_on_one_store_keep_one_chain_of_seals(stores: StoreFactory) -> None:
+    first = two_servers_saving_in_turn(stores)
+    assert_one_chain_of_seals(first, saves=8)
 
 
 @pytest.mark.postgres
@@ -337,22 +345,16 @@ def test_a_writer_that_keeps_losing_the_race_saves_under_the_lock(
     if not postgres_up:
         pytest.skip("PostgreSQL is not reachable")
     stores = StoreFactory("postgres", tmp_path)
-    # Given two servers, and no one-trip try left: every save takes the locked path
-    monkeypatch.setattr("infra.store.recorders.SEAL_TRIES_MAX", 0)
-    first, second = stores.open(), stores.open()
-    first.app.register_player("ann", "Ann")
-    second.app.register_player("bob", "Bob")
-    # When both save, each after the other moved the log on
-    for _ in range(3):
-        first.app.deposit("ann", "real", 100)
-        second.app.deposit("bob", "real", 100)
-    # Then every save landed, sealed in one chain
-    assert first.app.wallet("ann", "real").balance_cents == 300
-    found = all_seals(first)
-    assert len(found) == 8  # one a save
-    assert sum(seal.event_count for seal in found) == first.app.recorder.max_notification_id()
-    assert problems_of(first) == []
-    stores.close_all()
+    try:
+        # Given no one-trip try left, so every save takes the locked path
+        monkeypatch.setattr("infra.store.recorders.SEAL_TRIES_MAX", 0)
+        # When two servers save in turn
+        first = two_servers_saving_in_turn(stores)
+        # Then every save landed, sealed in one chain
+        assert first.app.wallet("ann", "real").balance_cents == 300
+        assert_one_chain_of_seals(first, saves=8)
+    finally:
+        stores.close_all()
 
 
 def test_the_witness_never_notes_a_seal_the_service_did_not_sign(
