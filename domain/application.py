@@ -16,6 +16,7 @@ from typing import Any, ClassVar, assert_never
 
 from eventsourcing.utils import EnvType
 
+from domain import presence, protection_steps
 from domain.any_round import Dealt, Round, named, round_of
 from domain.baccarat import p2p_steps
 from domain.baccarat import steps as baccarat
@@ -23,11 +24,7 @@ from domain.baccarat.p2p import Lobby, P2PTable, load_p2p_table
 from domain.baccarat.round import BaccaratRound
 from domain.blackjack import steps as blackjack
 from domain.blackjack.hands import parse_box
-from domain.blackjack.interruptions import (
-    Reconnection,
-    interrupt_rounds_in_play,
-    resume_interrupted_rounds,
-)
+from domain.blackjack.interruptions import Reconnection
 from domain.blackjack.last_bets import LastBets
 from domain.blackjack.round import BlackjackRound, load_blackjack_round
 from domain.errors import (
@@ -38,23 +35,12 @@ from domain.errors import (
 )
 from domain.ids import MODES, check_player_id, new_id, player_uuid
 from domain.player import Player, load_player
-from domain.protection import Protection, find_protection, protection_of
+from domain.protection import Protection, find_protection
 from domain.protection_guard import guard
 from domain.rounds import check_certification
 from domain.seam import CommandSeam, Sleep, command
 from domain.settings import GameSettings
-from domain.significant import (
-    CONFIGURATION_CHANGED,
-    EXCLUSION_ENDED,
-    LIMIT_CHANGED,
-    PLAYER_EXCLUDED,
-    POINTS_ADJUSTED,
-    Configuration,
-    SignificantEvent,
-    configuration_uuid,
-    significant,
-    stamp,
-)
+from domain.significant import SignificantEvent
 from domain.tables import bank_steps
 from domain.tables import steps as tables
 from domain.tables.coup import Coup, load_coup
@@ -131,11 +117,8 @@ class CasinoApplication(CommandSeam):
         actor: str = "operator",
     ) -> Wallet:
         """An operator's adjustment of dealer points, with a reason (rules.md 2.1)."""
-        wallet = load_wallet(unit, player_id, mode)
-        wallet.adjust_points(change, reason)
-        details = {"player_id": player_id, "mode": mode, "change": change, "reason": reason}
-        self._significant(unit, POINTS_ADJUSTED, details, actor)
-        return wallet
+        now = self.clock()
+        return protection_steps.adjust_points(unit, now, player_id, mode, change, reason, actor)
 
     # Player protection (rules.md 7).
 
@@ -145,16 +128,7 @@ class CasinoApplication(CommandSeam):
     ) -> tuple[Protection, dict[str, str]]:
         """Set deposit and loss limits ("deposit:day" -> cents, None for none): lower
         at once, higher after the cooling-off; returns when each takes effect."""
-        load_player(unit, player_id)
-        protection, now = protection_of(unit, player_id), self.clock()
-        effective = {key: protection.set_limit(key, cents, now) for key, cents in changes.items()}
-        details = {
-            "player_id": player_id,
-            "limits": {key: {"cents": cents, "effective_at": effective[key]}
-                       for key, cents in changes.items()},
-        }  # fmt: skip
-        self._significant(unit, LIMIT_CHANGED, details, actor)
-        return protection, effective
+        return protection_steps.set_limits(unit, self.clock(), player_id, changes, actor)
 
     @command
     def exclude(
@@ -163,22 +137,14 @@ class CasinoApplication(CommandSeam):
         """A time-out (`length` days) or self-exclusion (`length` months) from now; the
         player's open rounds end as if they had disconnected (rules.md 4). Returns it
         and the rounds affected."""
-        player = load_player(unit, player_id)
-        exclusion = protection_of(unit, player_id).exclude(kind, length, self.clock())
-        self._significant(unit, PLAYER_EXCLUDED, {"player_id": player_id, **exclusion}, actor)
-        return exclusion, self._leave_play(unit, player)
+        now = self.clock()
+        exclusion, player = protection_steps.exclude(unit, now, player_id, kind, length, actor)
+        return exclusion, presence.leave_play(unit, self.games.tables, player, now)
 
     @command
     def end_exclusion(self, unit: Unit, player_id: str, now: datetime.datetime) -> bool:
         """The worker's: end an exclusion once due; says whether it did."""
-        protection = find_protection(unit, player_id)
-        if protection is None or protection.exclusion is None:
-            return False
-        ended = dict(protection.exclusion)
-        if not protection.end_exclusion(now):
-            return False
-        self._significant(unit, EXCLUSION_ENDED, {"player_id": player_id, **ended})
-        return True
+        return protection_steps.end_exclusion(unit, now, player_id)
 
     # Significant events (GLI-19 s2.8.8).
 
@@ -187,7 +153,7 @@ class CasinoApplication(CommandSeam):
         self, unit: Unit, kind: str, details: dict[str, Any], actor: str = "system"
     ) -> SignificantEvent:
         """Record a significant event of any kind (a start-up, a failing worker, ...)."""
-        return self._significant(unit, kind, details, actor)
+        return protection_steps.record(unit, self.clock(), kind, details, actor)
 
     @command
     def see_configuration(
@@ -195,24 +161,10 @@ class CasinoApplication(CommandSeam):
     ) -> dict[str, dict[str, str | None]]:
         """The configuration a start-up runs with (secrets masked): what changed since
         the last start-up, recorded as a significant event when anything did."""
-        seen = unit.find(Configuration, configuration_uuid())
-        if seen is None:
-            seen = Configuration()
-            unit.add(seen)
-        changed = seen.see(values)
-        if changed:
-            self._significant(unit, CONFIGURATION_CHANGED, {"changed": changed})
-        return changed
+        return protection_steps.see_configuration(unit, self.clock(), values)
 
     def before_save(self, unit: Unit) -> None:
         guard(unit, self.clock())
-
-    def _significant(
-        self, unit: Unit, kind: str, details: dict[str, Any], actor: str = "system"
-    ) -> SignificantEvent:
-        recorded = significant(new_id(), kind, stamp(self.clock()), actor, details)
-        unit.add(recorded)
-        return recorded
 
     # Rounds of every game.
 
@@ -449,28 +401,14 @@ class CasinoApplication(CommandSeam):
     def disconnect(self, unit: Unit, player_id: str) -> list[dict[str, str]]:
         """The upstream service lost a player; returns the rounds affected: their P2P
         round, their coups at tables, then their blackjack rounds in play, now interrupted."""
-        return self._leave_play(unit, load_player(unit, player_id))
+        player = load_player(unit, player_id)
+        return presence.leave_play(unit, self.games.tables, player, self.clock())
 
     @command
     def reconnect(self, unit: Unit, player_id: str) -> Reconnection:
         """The player is back: a dealer keeps their table, a seated player their seat,
         interrupted blackjack rounds resume."""
-        player = load_player(unit, player_id)
-        player.reconnect()
-        protection = find_protection(unit, player_id)
-        if protection is not None and protection.excluded_until(self.clock()) is not None:
-            # Excluded: back to withdraw, never to play; the open rounds stay ended (rules.md 7).
-            return Reconnection(player, [])
-        p2p_steps.reconnect(unit, player)
-        tables.reconnect(unit, player)
-        return Reconnection(player, resume_interrupted_rounds(unit, player))
-
-    def _leave_play(self, unit: Unit, player: Player) -> list[dict[str, str]]:
-        """What a disconnect does (rules.md 4); an exclusion does the same."""
-        player.disconnect()
-        at_tables = tables.disconnect(unit, self.games.tables, player, self.clock())
-        p2p = p2p_steps.disconnect(unit, player)
-        return p2p + at_tables + interrupt_rounds_in_play(unit, player)
+        return presence.come_back(unit, player_id, self.clock())
 
     # Queries: they read the store, never the commands' cache.
 

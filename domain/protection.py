@@ -15,13 +15,13 @@ event body and stored in the events.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
+from domain import protection_record as record_of
 from domain.errors import (
     DepositLimitExceeded,
     InvalidLimit,
@@ -31,6 +31,7 @@ from domain.errors import (
 )
 from domain.ids import MODES, check_player_id, protection_uuid
 from domain.money import BALANCE_CENTS_MAX, format_cents
+from domain.protection_record import Entries
 from domain.significant import stamp as _iso
 from domain.unit import Unit
 from domain.wallet import load_wallet
@@ -38,16 +39,10 @@ from domain.wallet import load_wallet
 DAY = datetime.timedelta(days=1)
 # The rolling windows of every limit (rules.md 7): a day, a week, a month of 30 days.
 PERIODS = {"day": DAY, "week": 7 * DAY, "month": 30 * DAY}
+# The record keeps at least as long as the longest window.
+assert max(PERIODS.values()) <= record_of.RECORD_SPAN
 LIMIT_KINDS = ("deposit", "loss")
-RECORD_SPAN = PERIODS["month"]  # nothing older than the longest window is kept
 COOLING_OFF = DAY  # a raised (or removed) limit takes effect after this
-# Entries kept per record. Past it, the oldest entries sharing a minute, else an hour,
-# else a day merge into one dated at the later of them: the sum stays counted, a little
-# longer than it needs (within that minute, hour or day), never shorter. Merging only
-# within one such span keeps an old amount from riding along with newer ones for ever.
-ENTRIES_MAX = 1_000
-# How much of a stored time names its minute, hour and day (the fixed form of `stamp`).
-MERGE_SPANS = (len("2026-12-01T12:00"), len("2026-12-01T12"), len("2026-12-01"))
 # A time-out lasts whole days, 24 hours to 6 weeks; a self-exclusion calendar months:
 # 6 months, 1, 2 or 5 years (rules.md 7).
 TIME_OUT = "time_out"
@@ -55,10 +50,6 @@ SELF_EXCLUSION = "self_exclusion"
 TIME_OUT_DAYS = range(1, 43)
 SELF_EXCLUSION_MONTHS = (6, 12, 24, 60)
 PAST_EXCLUSIONS_MAX = 100  # the latest kept on the aggregate; the log keeps them all
-# [at (ISO), cents, at, cents, ...], oldest first: flat, because the command cache
-# deep-copies an aggregate on every load, and a flat list of a thousand pairs copies
-# several times faster than a thousand small lists.
-Entries = list[Any]
 
 
 @dataclass
@@ -116,15 +107,15 @@ class Protection(Aggregate):
     def used_cents(self, key: str, now: datetime.datetime) -> int:
         kind, period = key.split(":")
         if kind == "deposit":
-            return _window_sum(self.deposits, now, PERIODS[period])
-        return _window_sum(self.losses, now, PERIODS[period]) + sum(self.exposure.values())
+            return record_of.window_sum(self.deposits, now, PERIODS[period])
+        return record_of.window_sum(self.losses, now, PERIODS[period]) + sum(self.exposure.values())
 
     def resets_at(self, key: str, now: datetime.datetime) -> datetime.datetime | None:
         """When the oldest amount counted in the window leaves it."""
         kind, period = key.split(":")
         entries = self.deposits if kind == "deposit" else self.losses
         since = _iso(now - PERIODS[period])
-        counted = [at for at, cents in _pairs(entries) if at > since and cents > 0]
+        counted = [at for at, cents in record_of.pairs(entries) if at > since and cents > 0]
         return _time(min(counted)) + PERIODS[period] if counted else None
 
     def excluded_until(self, now: datetime.datetime) -> datetime.datetime | None:
@@ -275,8 +266,8 @@ class Protection(Aggregate):
         for round_id in settled:
             self.exposure.pop(round_id, None)
         loss = sum(settled.values())
-        _recent(self.deposits, at, deposit_cents)
-        _recent(self.losses, at, loss)
+        record_of.record(self.deposits, at, deposit_cents)
+        record_of.record(self.losses, at, loss)
 
     def _mature(self, at: str) -> None:
         """Pending raises whose cooling-off is over by `at` take effect."""
@@ -343,51 +334,6 @@ def add_months(moment: datetime.datetime, months: int) -> datetime.datetime:
         except ValueError:
             continue
     return moment.replace(year=year, month=month)
-
-
-def _recent(entries: Entries, at: str, cents: int) -> None:
-    """The entries still inside the longest window at `at`, with `cents` added.
-
-    Entries are kept in the order they were recorded, oldest first, so those past the
-    window are at the front: a replay prunes in a few steps, never a whole pass."""
-    since = _iso(_time(at) - RECORD_SPAN)
-    gone = 0
-    while gone < len(entries) and entries[gone] <= since:
-        gone += 2
-    del entries[:gone]
-    if cents:
-        entries += [at, cents]
-    for span in MERGE_SPANS:
-        _merge_within(entries, span)
-
-
-def _merge_within(entries: Entries, span: int) -> None:
-    """Merge neighbours whose times agree in their first `span` characters, oldest
-    first, until the record is within ENTRIES_MAX. A month holds 31 days at most, so
-    merging by the day always gets there."""
-    index = 0
-    while len(entries) > 2 * ENTRIES_MAX and index + 2 < len(entries):
-        if entries[index][:span] == entries[index + 2][:span]:
-            entries[index : index + 4] = [
-                entries[index + 2],
-                entries[index + 1] + entries[index + 3],
-            ]
-        else:
-            index += 2
-
-
-def _window_sum(entries: Entries, now: datetime.datetime, period: datetime.timedelta) -> int:
-    """What the entries inside (now - period, now] add up to. Losses are stakes minus
-    returns (rules.md 7), so a win inside the window makes room for as much again.
-    An entry dated after `now` counts too: another server's clock may run ahead."""
-    # Stored times share one fixed form (`stamp`), so they compare as text: no parsing
-    # of up to ENTRIES_MAX of them on every stake.
-    since = _iso(now - period)
-    return sum(cents for at, cents in _pairs(entries) if since < at)
-
-
-def _pairs(entries: Entries) -> Iterator[tuple[str, int]]:
-    return zip(entries[::2], entries[1::2], strict=True)
 
 
 def _reduce(amounts: dict[str, int], key: str, cents: int) -> None:

@@ -18,7 +18,8 @@ from domain.errors import (
     PlayerExcluded,
     UnknownPeriod,
 )
-from domain.protection import ENTRIES_MAX, Activity, Protection, add_months
+from domain.protection import Activity, Protection, add_months
+from domain.protection_record import ENTRIES_MAX
 from domain.settings import GameSettings
 from tests.domain.tables.test_steps import NOW, Clock
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from domain.money import format_cents
 from infra import reports
-from infra.http import answers as a
+from infra.http import answers_reports as a
 from infra.http.auth import REPORT
 from infra.http.contract import answers
 from infra.http.negotiation import CSV, csv_answer, wants_csv

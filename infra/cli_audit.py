@@ -1,0 +1,167 @@
+"""`casino audit`: verify the whole store, replay one round, export a range of the log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from infra.cli_store import (
+    DISCREPANCY,
+    USAGE_ERROR,
+    open_configured_store,
+    print_json,
+    progress,
+    settings_or_exit,
+)
+
+audit_app = typer.Typer(rich_markup_mode="markdown", help="Verify and replay what the store holds.")
+
+
+@audit_app.command("verify")
+def audit_verify(
+    round_id: str | None = typer.Option(None, "--round", help="check this round only"),
+    anchor: list[str] = typer.Option(
+        [], help="POSITION:LINK, a chain link noted earlier (repeatable): must still hold"
+    ),
+    public_key: str | None = typer.Option(
+        None,
+        "--public-key",
+        envvar="CASINO_SEAL_PUBLIC_KEY",
+        help="the seal key's public half (base64 or PEM): every seal must be signed by "
+        "it; default that of CASINO_SEAL_KEY, if configured",
+    ),
+    witness: Path | None = typer.Option(
+        None,
+        "--witness",
+        help="a witness file: every checkpoint in it must hold; default CASINO_WITNESS, "
+        "if that file is there",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the result as one JSON object"),
+) -> None:
+    """Replay the store: seals, chain, versions, books, snapshots, every round's cards
+    and payouts."""
+    from infra.audit.chain_check import parse_anchor
+    from infra.audit.verify import verify
+    from infra.store.seal import SealKeyError, parse_private_key, parse_public_key
+
+    settings = settings_or_exit()
+    try:
+        anchors = dict(parse_anchor(text) for text in anchor)
+        key = parse_public_key(public_key) if public_key else None
+    except (ValueError, SealKeyError) as error:
+        typer.echo(f"--public-key: {error}" if public_key else str(error), err=True)
+        raise typer.Exit(USAGE_ERROR) from None
+    if key is None and settings.seal_key.strip():
+        key = parse_private_key(settings.seal_key).public_key()
+    if witness is not None and not witness.is_file():
+        typer.echo(f"--witness: {witness} is no file", err=True)
+        raise typer.Exit(USAGE_ERROR)
+    if witness is None and Path(settings.witness).is_file():
+        witness = Path(settings.witness)
+    store = open_configured_store(settings, existing=True)
+    # The log is read twice: once checked, once rebuilt aside and compared.
+    total = store.projector.head() * (1 if round_id else 2)
+    with progress("verifying events", total, quiet=as_json) as advance:
+        report = verify(store, round_id, advance, anchors, key, witness)
+    store.close()
+    if as_json:
+        print_json(_report_json(report))
+    else:
+        _print_verdict(report, signed=key is not None)
+    raise typer.Exit(DISCREPANCY if report.problems else 0)
+
+
+def _report_json(report: Any) -> dict[str, Any]:
+    return {
+        "holds": not report.problems,
+        "events": report.events,
+        "rounds": report.rounds,
+        "seals": report.seals,
+        "receipts": report.receipts,
+        "snapshots": report.snapshots,
+        "witness_checkpoints": report.witness_checkpoints,
+        "discrepancies": report.problems,
+        "notes": report.notes,
+        "head": f"{report.head_position}:{report.head_link}",
+        "hidden_from": report.hidden_from,
+    }
+
+
+def _print_verdict(report: Any, signed: bool) -> None:
+    for problem in report.problems:
+        typer.echo(f"DISCREPANCY: {problem}")
+    for note in report.notes:
+        typer.echo(f"note: {note}")
+    problems = report.problems
+    verdict = "all holds" if not problems else f"{len(problems)} discrepancies"
+    typer.echo(f"checked {report.events} events and {report.rounds} rounds: {verdict}")
+    signatures = (
+        "signatures checked with the public key"
+        if signed
+        else "signatures not checked: give --public-key"
+    )
+    typer.echo(
+        f"seals: {report.seals} ({signatures}); they cover the {report.receipts} command "
+        f"receipts too; snapshots: {report.snapshots} checked against their events"
+    )
+    if report.witness_checkpoints:
+        typer.echo(f"witness: {report.witness_checkpoints} checkpoints checked")
+    head = f"{report.head_position}:{report.head_link}"
+    typer.echo(f"head of the event chain (note it elsewhere, check it later with --anchor): {head}")
+    if report.hidden_from is not None:
+        typer.echo(
+            f"(links from position {report.hidden_from} on are not shown: they depend on "
+            "the seed or hole card of a round not over yet)"
+        )
+
+
+@audit_app.command("replay")
+def audit_replay(
+    round_id: str,
+    as_json: bool = typer.Option(False, "--json", help="print the timeline as one JSON object"),
+) -> None:
+    """Print one round's timeline, event by event."""
+    from domain.errors import DomainError
+    from infra.audit.replay import timeline, timeline_records
+
+    store = open_configured_store(settings_or_exit(), existing=True)
+    try:
+        if as_json:
+            print_json({"round_id": round_id, "events": timeline_records(store, round_id)})
+        else:
+            typer.echo("\n".join(timeline(store, round_id)))
+    except DomainError as error:
+        typer.echo(error.detail, err=True)
+        raise typer.Exit(USAGE_ERROR) from None
+    finally:
+        store.close()
+
+
+@audit_app.command("export")
+def audit_export(
+    since: str | None = typer.Option(
+        None, "--from", help="from this day (YYYY-MM-DD) or instant (ISO; UTC unless offset)"
+    ),
+    until: str | None = typer.Option(
+        None, "--to", help="to this day, all of it, or instant, inclusive (as --from)"
+    ),
+    from_position: int | None = typer.Option(None, help="first log position, inclusive"),
+    to_position: int | None = typer.Option(None, help="last log position, inclusive"),
+    format_: str = typer.Option("jsonl", "--format", help="jsonl or csv"),
+    output: Path | None = typer.Option(None, "--output", "-o", help="a file, not stdout"),
+) -> None:
+    """Every event in a range, for an outside auditor: JSON lines or CSV on stdout."""
+    from infra.audit.export import run
+
+    status = run(
+        lambda: open_configured_store(settings_or_exit(), existing=True),
+        since=since,
+        until=until,
+        from_position=from_position,
+        to_position=to_position,
+        format_=format_,
+        output=output,
+    )
+    raise typer.Exit(status)
