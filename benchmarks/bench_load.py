@@ -44,6 +44,8 @@ import psycopg
 
 from benchmarks.bench_rounds import POSTGRES_URL, drop_schemas
 from infra.logs import configure_logging
+from infra.secrets import AesGcmBox, new_key, parse_key
+from infra.store.seal import new_private_key, private_key_text
 from infra.store.store import Store, open_store
 
 ENABLED = os.environ.get("BENCH_LOAD", "1") != "0"
@@ -275,7 +277,7 @@ def pgbench_saves_per_second(executable: str, schema: str, clients: int) -> floa
 
 
 @contextlib.contextmanager
-def serving(schema: str) -> Iterator[tuple[int, int]]:
+def serving(schema: str, keys: dict[str, str]) -> Iterator[tuple[int, int]]:
     """`casino serve` in a process of its own on the schema; yields its port and pid."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -285,6 +287,7 @@ def serving(schema: str) -> Iterator[tuple[int, int]]:
         "CASINO_DATABASE_URL": POSTGRES_URL,
         "CASINO_POSTGRES_SCHEMA": schema,
         "CASINO_LOG_LEVEL": "warning",
+        **keys,
     }
     command = [sys.executable, "-m", "infra.cli", "serve", "--port", str(port)]
     if WORKERS:
@@ -340,10 +343,19 @@ def run() -> dict[str, float]:
     figures: dict[str, float] = {}
     pgbench = pgbench_path()
     try:
-        store = open_store(POSTGRES_URL, postgres_schema=schema)
+        # The cast is set up here, the load served by `casino serve`: both with the same
+        # keys, or the server could open no round the set-up opened (its seed is sealed).
+        seal_key, secret_key = new_private_key(), new_key()
+        keys = {"CASINO_SEAL_KEY": private_key_text(seal_key), "CASINO_SECRET_KEY": secret_key}
+        store = open_store(
+            POSTGRES_URL,
+            postgres_schema=schema,
+            seal_key=seal_key,
+            box=AesGcmBox(parse_key(secret_key)),
+        )
         cast = set_up(store, max(CLIENTS))
         store.close()
-        with serving(schema) as (port, pid):
+        with serving(schema, keys) as (port, pid):
             for clients in CLIENTS:
                 saves = pgbench_saves_per_second(pgbench, schema, clients) if pgbench else 0.0
                 figures[f"c{clients}_pgbench_saves_per_s"] = saves
