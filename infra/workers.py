@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from domain.significant import stamp
@@ -13,6 +14,7 @@ from infra.significant import Throttle
 from infra.store.follower import new_event_signal
 from infra.store.store import Store
 from projections import exclusions, interrupted_rounds, open_rounds, pending_choices
+from projections.base import Cursor
 from projections.failure import ProjectionFailed
 
 log = get_logger("casino.worker")
@@ -169,7 +171,35 @@ class ProjectorWorker(PeriodicWorker):
         self._last_log, self._applied_since_log = now, 0
 
 
-class IdleRoundWorker(PeriodicWorker):
+class DueWorker(PeriodicWorker):
+    """A worker that acts on what the read models say is due: the read models caught up
+    first when the projector runs inside, then each item's command, logged and counted
+    where it acted (a command that finds nothing to do, another server having acted
+    first, is no action)."""
+
+    store: Store
+
+    def act_on_due(
+        self,
+        due: Callable[[Cursor], list[str]],
+        act: Callable[[str], bool],
+        action: str,
+        key: str,
+    ) -> list[str]:
+        if self.store.projector_inside:
+            self.store.projector.catch_up()
+        with self.store.database.read() as cursor:
+            candidates = due(cursor)
+        done = []
+        for item in candidates:
+            if act(item):
+                done.append(item)
+                log.info(action, **{key: item})
+                self.observer.acted(self.name, action)
+        return done
+
+
+class IdleRoundWorker(DueWorker):
     """Ends rounds left with no action for the idle timeout (rules.md 4): baccarat and
     undealt blackjack rounds are voided, blackjack rounds in play finished with the
     house defaults; interrupted ones wait for the resume window.
@@ -191,20 +221,15 @@ class IdleRoundWorker(PeriodicWorker):
     def void_idle_rounds(self, now: datetime.datetime) -> list[str]:
         """End every round idle since before now - timeout; return their ids."""
         cutoff = now - self.timeout
-        if self.store.projector_inside:
-            self.store.projector.catch_up()
-        with self.store.database.read() as cursor:
-            candidates = open_rounds.idle_since(cursor, cutoff.isoformat())
-        voided = []
-        for round_id in candidates:
-            if self.store.app.end_idle_round(round_id, cutoff).result:
-                voided.append(round_id)
-                log.info("idle_round_ended", round_id=round_id)
-                self.observer.acted(self.name, "idle_round_ended")
-        return voided
+        return self.act_on_due(
+            lambda cursor: open_rounds.idle_since(cursor, cutoff.isoformat()),
+            lambda round_id: bool(self.store.app.end_idle_round(round_id, cutoff).result),
+            "idle_round_ended",
+            "round_id",
+        )
 
 
-class AbandonedRoundWorker(PeriodicWorker):
+class AbandonedRoundWorker(DueWorker):
     """Finishes blackjack rounds whose player has not come back within the resume window,
     with the house defaults (rules.md 4).
 
@@ -226,20 +251,17 @@ class AbandonedRoundWorker(PeriodicWorker):
     def finish_abandoned_rounds(self, now: datetime.datetime) -> list[str]:
         """Finish every round interrupted before now - window; return their ids."""
         cutoff = now - self.window
-        if self.store.projector_inside:
-            self.store.projector.catch_up()
-        with self.store.database.read() as cursor:
-            candidates = interrupted_rounds.interrupted_since(cursor, cutoff.isoformat())
-        finished = []
-        for round_id in candidates:
-            if self.store.app.finish_abandoned_round(round_id, cutoff).result is not None:
-                finished.append(round_id)
-                log.info("round_finished_by_system", round_id=round_id)
-                self.observer.acted(self.name, "round_finished_by_system")
-        return finished
+        return self.act_on_due(
+            lambda cursor: interrupted_rounds.interrupted_since(cursor, cutoff.isoformat()),
+            lambda round_id: (
+                self.store.app.finish_abandoned_round(round_id, cutoff).result is not None
+            ),
+            "round_finished_by_system",
+            "round_id",
+        )
 
 
-class DueChoiceWorker(PeriodicWorker):
+class DueChoiceWorker(DueWorker):
     """Makes the choices owed in coups once their deadline has passed, as the rules
     say, recorded `by: system` (rules.md 2.3, 4).
 
@@ -258,20 +280,15 @@ class DueChoiceWorker(PeriodicWorker):
 
     def make_due_choices(self, now: datetime.datetime) -> list[str]:
         """Make every choice due by now; return the coups they were owed in."""
-        if self.store.projector_inside:
-            self.store.projector.catch_up()
-        with self.store.database.read() as cursor:
-            candidates = pending_choices.due_by(cursor, now.isoformat())
-        made = []
-        for round_id in candidates:
-            if self.store.app.choose_when_due(round_id, now).result:
-                made.append(round_id)
-                log.info("choice_made_by_system", round_id=round_id)
-                self.observer.acted(self.name, "choice_made_by_system")
-        return made
+        return self.act_on_due(
+            lambda cursor: pending_choices.due_by(cursor, now.isoformat()),
+            lambda round_id: bool(self.store.app.choose_when_due(round_id, now).result),
+            "choice_made_by_system",
+            "round_id",
+        )
 
 
-class ExclusionWorker(PeriodicWorker):
+class ExclusionWorker(DueWorker):
     """Ends time-outs and self-exclusions once due (rules.md 7), each a significant event.
 
     Restart-safe: the running exclusions and their ends live in the store, so one
@@ -290,17 +307,12 @@ class ExclusionWorker(PeriodicWorker):
 
     def end_due_exclusions(self, now: datetime.datetime) -> list[str]:
         """End every exclusion due by now; return their players."""
-        if self.store.projector_inside:
-            self.store.projector.catch_up()
-        with self.store.database.read() as cursor:
-            candidates = exclusions.due_by(cursor, stamp(now))
-        ended = []
-        for player_id in candidates:
-            if self.store.app.end_exclusion(player_id, now).result:
-                ended.append(player_id)
-                log.info("exclusion_ended", player_id=player_id)
-                self.observer.acted(self.name, "exclusion_ended")
-        return ended
+        return self.act_on_due(
+            lambda cursor: exclusions.due_by(cursor, stamp(now)),
+            lambda player_id: bool(self.store.app.end_exclusion(player_id, now).result),
+            "exclusion_ended",
+            "player_id",
+        )
 
 
 class ThrottleWorker(PeriodicWorker):
