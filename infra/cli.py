@@ -148,16 +148,19 @@ def _projector_beside() -> subprocess.Popen[bytes]:
 
 
 def _end_with_parent() -> None:
-    """Have the kernel send this process SIGTERM when its parent dies (Linux)."""
+    """Have the kernel kill this process when its parent dies (Linux). SIGKILL, not
+    SIGTERM: a server worker told to shut down gracefully after its supervisor had died
+    could hang in that shutdown for good, holding its database connections; a parent
+    killed is a crash, and nothing here needs more than crash safety."""
     import ctypes
     import os
     import signal
 
     PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
     parent = os.getppid()
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # died before the request was made: nothing will tell us
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 @projections_app.command("run")
