@@ -27,6 +27,7 @@ from domain.blackjack.hands import parse_box
 from domain.blackjack.interruptions import Reconnection
 from domain.blackjack.last_bets import LastBets
 from domain.blackjack.round import BlackjackRound, load_blackjack_round
+from domain.commands import command
 from domain.errors import (
     HouseBanked,
     IllegalAction,
@@ -38,7 +39,7 @@ from domain.player import Player, load_player
 from domain.protection import Protection, find_protection
 from domain.protection_guard import guard
 from domain.rounds import check_certification
-from domain.seam import CommandSeam, Sleep, command
+from domain.seam import CommandSeam, Sleep
 from domain.settings import GameSettings
 from domain.significant import SignificantEvent
 from domain.tables import bank_steps

@@ -67,6 +67,13 @@ class IdempotencyKeyReused(DomainError):
     code = "idempotency_key_reused"
 
 
+class IdempotencyKeyExpired(DomainError):
+    """The key's receipt outlived its retention (CASINO_RECEIPT_RETENTION_DAYS): its
+    answer is gone, but the key stays taken, so the command is not run again."""
+
+    code = "idempotency_key_expired"
+
+
 class ReceiptUnsealed(DomainError):
     """The answer stored for this Idempotency-Key is in no seal the service made: it
     was written behind the service's back, so it is neither replayed nor overwritten."""

@@ -34,12 +34,15 @@ from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
+from domain.receipt import ReceiptRecord
+
 # Bounds on the knobs (rules.md 6: every quantity has a limit).
 WAIT_SECONDS_MAX = 0.05
 BATCH_MAX_MAX = 1_000
 
-# The store's insert: stored events of one transaction -> their notification ids.
-Insert = Callable[[list[StoredEvent]], Sequence[int] | None]
+# The store's insert: stored events of one transaction, and its command receipts ->
+# the events' notification ids.
+Insert = Callable[[list[StoredEvent], list[ReceiptRecord]], Sequence[int] | None]
 
 
 @dataclass(frozen=True)
@@ -56,10 +59,11 @@ class GroupCommitSettings:
 
 @dataclass
 class PendingSave:
-    """One command's save: its stored events, in order, what to do once they are
-    stored (before any later batch is gathered), and the answer it waits for."""
+    """One command's save: its stored events, in order, its receipts, what to do once
+    they are stored (before any later batch is gathered), and the answer it waits for."""
 
     stored_events: list[StoredEvent]
+    receipts: list[ReceiptRecord]
     on_saved: Callable[[], None]
     answer: Future[list[int]] = field(default_factory=Future)
 
@@ -70,7 +74,10 @@ class PendingSave:
             self.answer.set_result(ids)
 
     def touched(self) -> set[UUID | str]:
-        return {event.originator_id for event in self.stored_events}
+        """The aggregates and receipt keys it writes (a receipt key taken twice in one
+        batch is a conflict too: one command, sent twice at once)."""
+        touched: set[UUID | str] = {event.originator_id for event in self.stored_events}
+        return touched | {receipt.key_id for receipt in self.receipts}
 
 
 @dataclass
@@ -94,10 +101,13 @@ class GroupCommit:
         self._thread.start()
 
     def save(
-        self, stored_events: list[StoredEvent], on_saved: Callable[[], None]
+        self,
+        stored_events: list[StoredEvent],
+        receipts: list[ReceiptRecord],
+        on_saved: Callable[[], None],
     ) -> Future[list[int]]:
         """Queue a command's save; the future holds its notification ids, or the error."""
-        pending = PendingSave(stored_events, on_saved)
+        pending = PendingSave(stored_events, receipts, on_saved)
         self._waiting.put(pending)
         return pending.answer
 
@@ -148,8 +158,9 @@ class GroupCommit:
 
     def _write(self, together: list[PendingSave]) -> None:
         stored = [event for pending in together for event in pending.stored_events]
+        receipts = [receipt for pending in together for receipt in pending.receipts]
         try:
-            ids = list(self._insert(stored) or [])
+            ids = list(self._insert(stored, receipts) or [])
         except IntegrityError:
             self.counts.fallbacks += 1
             for pending in together:  # whose conflict was it? each alone says
@@ -168,7 +179,7 @@ class GroupCommit:
 
     def _write_alone(self, pending: PendingSave) -> None:
         try:
-            ids = list(self._insert(pending.stored_events) or [])
+            ids = list(self._insert(pending.stored_events, pending.receipts) or [])
         except BaseException as error:
             pending.answer.set_exception(error)
             return
@@ -195,8 +206,13 @@ def _without_overlaps(batch: list[PendingSave]) -> tuple[list[PendingSave], list
 def insert_of(recorder: Any) -> Insert:
     """The store's own insert, as the committer calls it."""
 
-    def insert(stored_events: list[StoredEvent]) -> Sequence[int] | None:
-        result: Sequence[int] | None = recorder.insert_events(stored_events)
+    def insert(
+        stored_events: list[StoredEvent], receipts: list[ReceiptRecord]
+    ) -> Sequence[int] | None:
+        if receipts:  # only a store that keeps receipts is given any (domain/seam.py)
+            result: Sequence[int] | None = recorder.insert_events(stored_events, receipts=receipts)
+        else:
+            result = recorder.insert_events(stored_events)
         return result
 
     return insert

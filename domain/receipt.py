@@ -1,13 +1,20 @@
-"""Command receipts: the first answer's body to an idempotent command, kept forever.
+"""Command receipts: the first answer's body to an idempotent command.
 
-A receipt is an aggregate saved in the same atomic save as the command's own
-events, so "applied" and "answer remembered" can never disagree. Its id comes
-from the idempotency key; a second save of the same key fails on the store's
-unique (id, version) key, which is what makes a retried command apply once.
+A receipt is saved in the same atomic save as the command's own events, so
+"applied" and "answer remembered" can never disagree. Its id comes from the
+idempotency key; a second save of the same key fails on the store's unique key,
+which is what makes a retried command apply once.
+
+The SQLite and PostgreSQL stores keep receipts in a table of their own
+(`ReceiptRecord`, infra/store/receipts.py), sealed with the transaction's events,
+whose answers are pruned once CASINO_RECEIPT_RETENTION_DAYS have passed; the key
+itself stays taken. Stores written before that, and the in-memory store of the
+domain's tests, hold them as `CommandReceipt` events in the log, kept forever.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -44,3 +51,32 @@ class CommandReceipt(Aggregate):
         self.scoped_key = scoped_key
         self.fingerprint = fingerprint
         self.answer = answer
+
+
+@dataclass(frozen=True)
+class ReceiptRecord:
+    """A receipt to keep beside the command's events, in the same transaction: a store
+    that keeps receipts in a table of their own (infra/store/receipts.py) takes these
+    instead of `CommandReceipt` events, so that they can be pruned once they expire."""
+
+    key_id: UUID
+    scoped_key: str
+    fingerprint: str
+    answer: dict[str, Any]
+    recorded_ms: int  # when the answer was given, milliseconds since the epoch
+
+
+@dataclass(frozen=True)
+class FoundReceipt:
+    """A receipt as the store holds it: `answer` is None once it has been pruned."""
+
+    fingerprint: str
+    answer: dict[str, Any] | None
+    recorded_ms: int
+    trusted: bool  # covered by one of the service's seals (or the store seals nothing)
+
+
+def found_in_log(event: CommandReceipt.Created, trusted: bool) -> FoundReceipt:
+    """A receipt event of the log, as the receipts table would give it."""
+    recorded_ms = int(event.timestamp.timestamp() * 1000)
+    return FoundReceipt(event.fingerprint, event.answer, recorded_ms, trusted=trusted)

@@ -15,6 +15,7 @@ lost and never applied twice. Retries, batching and sharding belong here.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import random
 import time
 from collections.abc import Callable, Generator
@@ -23,12 +24,9 @@ from dataclasses import dataclass
 from typing import (
     Any,
     ClassVar,
-    Concatenate,
-    Generic,
     ParamSpec,
     TypeVar,
     cast,
-    overload,
 )
 from uuid import UUID
 
@@ -45,6 +43,7 @@ from eventsourcing.utils import EnvType
 from domain.errors import (
     ConcurrencyExhausted,
     DomainError,
+    IdempotencyKeyExpired,
     IdempotencyKeyReused,
     ReceiptUnsealed,
 )
@@ -52,7 +51,7 @@ from domain.group_commit import GroupCommit, GroupCommitSettings, insert_of
 from domain.ids import receipt_uuid
 from domain.outcome import CommandObserver, Outcome, Receipt, Unobserved
 from domain.player import Player
-from domain.receipt import CommandReceipt
+from domain.receipt import CommandReceipt, FoundReceipt, ReceiptRecord, found_in_log
 from domain.unit import MemoryBox, SecretBox, Unit
 from domain.wallet import Wallet, check_postings_balance
 
@@ -64,12 +63,20 @@ Sleep = Callable[[float], None]
 ATTEMPTS_MAX = 12
 BACK_OFF_SECONDS_FIRST = 0.001
 BACK_OFF_SECONDS_MAX = 0.1
+RECEIPT_RETENTION_DAYS = 90  # CASINO_RECEIPT_RETENTION_DAYS's default
+RECEIPT_RETENTION_DAYS_MAX = 3650
+DAY_SECONDS = 86_400
+
+
+def _utc_now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
 
 
 @dataclass(frozen=True)
 class _Save:
     processing: ProcessingEvent[UUID]
     stored: list[StoredEvent]
+    receipts: list[ReceiptRecord]
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,9 @@ class CommandSeam(Application[UUID]):
     # store when it seals (infra/store/sealed_reads.py). A receipt is an answer given
     # without running the command, so one no seal covers is never replayed.
     sealed: Callable[[UUID, int], bool] | None = None
+    # How long a receipt answers a repeated key; after that the key is refused (422
+    # idempotency_key_expired), never run again. Infra sets CASINO_RECEIPT_RETENTION_DAYS.
+    receipt_retention_days: int = RECEIPT_RETENTION_DAYS
 
     def __init__(
         self, env: EnvType | None = None, sleep: Sleep | None = None, box: SecretBox | None = None
@@ -101,6 +111,11 @@ class CommandSeam(Application[UUID]):
         # by CASINO_SECRET_KEY (infra/secrets.py).
         self.box: SecretBox = box or MemoryBox()
         self._sleep = sleep or time.sleep  # Between retries; tests may pass one that does not.
+        # When receipts are recorded and expire: the application's clock when it set one.
+        self.clock: Callable[[], datetime.datetime] = getattr(self, "clock", None) or _utc_now
+        # A store that keeps receipts in a table of their own (infra/store/receipts.py)
+        # takes them beside the events; else they are events (domain/receipt.py).
+        self._keeps_receipts = bool(getattr(self.recorder, "keeps_receipts", False))
         self.snapshot_failures = 0
         self.observer: CommandObserver = Unobserved()
         # Queries must see what other processes saved, so they read the store itself.
@@ -200,13 +215,12 @@ class CommandSeam(Application[UUID]):
                 raise
             answer = receipt.render(result) if receipt is not None else None
             aggregates = unit.aggregates()
-            if receipt is not None and answer is not None:
-                aggregates.append(CommandReceipt(receipt.key, receipt.fingerprint, answer))
+            records = self._receipts(receipt, answer, aggregates)
             check_postings_balance(aggregates)
             # A decision taken on an aggregate only read: the save will not check that one.
             if self._forget_stale(unit, [a for a in aggregates if not a.pending_events]):
                 continue
-            save = self._prepared(aggregates)
+            save = self._prepared(aggregates, records)
             try:
                 ids = yield save
             except IntegrityError:
@@ -238,21 +252,38 @@ class CommandSeam(Application[UUID]):
         """The last look at what a command is about to save; it may refuse it (a domain
         error) or add to it. The application guards player protection here."""
 
-    def _prepared(self, aggregates: list[Aggregate]) -> _Save:
+    def _receipts(
+        self, receipt: Receipt[Any] | None, answer: dict[str, Any] | None, aggregates: list[Any]
+    ) -> list[ReceiptRecord]:
+        """The command's receipt, for the store's receipts table; or, where the store
+        keeps none, or the command saves no event (the table's rows hang on a save's
+        last position), as an event among `aggregates`."""
+        if receipt is None or answer is None:
+            return []
+        if self._keeps_receipts and any(a.pending_events for a in aggregates):
+            recorded_ms = int(self.clock().timestamp() * 1000)
+            key_id = receipt_uuid(receipt.key)
+            return [ReceiptRecord(key_id, receipt.key, receipt.fingerprint, answer, recorded_ms)]
+        aggregates.append(CommandReceipt(receipt.key, receipt.fingerprint, answer))
+        return []
+
+    def _prepared(self, aggregates: list[Aggregate], receipts: list[ReceiptRecord]) -> _Save:
         """The aggregates' new events, stored as the store will keep them (mapped in the
-        command's own thread, not the committer's)."""
+        command's own thread, not the committer's), and the command's receipts."""
         processing: ProcessingEvent[UUID] = ProcessingEvent()
         processing.collect_events(*aggregates)
         stored = [self.mapper.to_stored_event(event) for event in processing.events]
-        return _Save(processing, stored)
+        return _Save(processing, stored, receipts)
 
     def _store(self, save: _Save) -> Future[list[int]]:
         """Insert a save's events: through the group commit when it is on, else now."""
         if self._committer is not None:
-            return self._committer.save(save.stored, lambda: self._cache(save.processing))
+            return self._committer.save(
+                save.stored, save.receipts, lambda: self._cache(save.processing)
+            )
         done: Future[list[int]] = Future()
         try:
-            ids = list(self.recorder.insert_events(save.stored) or [])
+            ids = list(insert_of(self.recorder)(save.stored, save.receipts) or [])
         except Exception as error:
             done.set_exception(error)
         else:
@@ -291,23 +322,45 @@ class CommandSeam(Application[UUID]):
                     self.repository.cache.get(aggregate.id, evict=True)
 
     def _earlier_answer(self, receipt: Receipt[Any]) -> dict[str, Any] | None:
-        # A receipt is one event, never snapshotted: read it straight from the event
-        # store, one query, rather than through the repository (snapshots, then events).
-        found: list[Any] = list(self.events.get(receipt_uuid(receipt.key), limit=1))
-        if not found:
+        """The answer stored for the receipt's key, if any; a key whose answer is
+        untrusted, expired or given to another request is refused."""
+        found = self._found_receipt(receipt_uuid(receipt.key))
+        if found is None:
             return None
-        stored = found[0]
-        assert isinstance(stored, CommandReceipt.Created)
-        if self.sealed is not None and not self.sealed(stored.originator_id, 1):
+        if not found.trusted:
             raise ReceiptUnsealed(
                 "the answer stored for this Idempotency-Key is in no seal of the service: "
                 "it was written behind its back; nothing was done (run `casino audit verify`)"
             )
-        if stored.fingerprint != receipt.fingerprint:
+        expires_ms = found.recorded_ms + self.receipt_retention_days * DAY_SECONDS * 1000
+        if found.answer is None or self.clock().timestamp() * 1000 >= expires_ms:
+            raise IdempotencyKeyExpired(
+                f"this Idempotency-Key was used more than {self.receipt_retention_days} days "
+                "ago: its answer is no longer kept, and the key cannot be used again; "
+                "nothing was done"
+            )
+        if found.fingerprint != receipt.fingerprint:
             raise IdempotencyKeyReused(
                 "this Idempotency-Key was already used with a different request"
             )
-        return stored.answer
+        return found.answer
+
+    def _found_receipt(self, key_id: UUID) -> FoundReceipt | None:
+        """The receipt of `key_id`, from the receipts table or the log, in one query."""
+        if self._keeps_receipts:
+            found = self.recorder.select_receipt(key_id)  # type: ignore[attr-defined]
+            if found is None or isinstance(found, FoundReceipt):
+                return found
+            event = self.mapper.to_domain_event(found)
+        else:
+            # One event, never snapshotted: read straight from the event store.
+            events: list[Any] = list(self.events.get(key_id, limit=1))
+            if not events:
+                return None
+            event = events[0]
+        assert isinstance(event, CommandReceipt.Created)
+        trusted = self.sealed is None or self.sealed(key_id, 1)
+        return found_in_log(event, trusted)
 
     def _back_off_seconds(self, attempt: int) -> float:
         # Exponential, with full jitter so that racing commands do not collide again in step.
@@ -322,54 +375,3 @@ class CommandSeam(Application[UUID]):
         except Exception:
             self.snapshot_failures += 1
             self.observer.snapshot_failed()
-
-
-class BoundCommand(Generic[S, P, T]):
-    """An application's command, ready to run through its seam."""
-
-    def __init__(self, seam: S, method: Callable[Concatenate[S, Unit, P], T]) -> None:
-        self._seam = seam
-        self._method = method
-        self.__doc__ = method.__doc__
-
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
-        return self._seam.run(
-            lambda unit: self._method(self._seam, unit, *args, **kwargs), name=self.name
-        )
-
-    def with_receipt(self, receipt: Receipt[T], *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
-        """Run once per idempotency key: a repeat gets the first answer, changing nothing."""
-        return self._seam.run(
-            lambda unit: self._method(self._seam, unit, *args, **kwargs), receipt, self.name
-        )
-
-    @property
-    def name(self) -> str:
-        return self._method.__name__
-
-
-class CommandMethod(Generic[S, P, T]):
-    """What `@command` makes of an application method taking a unit first."""
-
-    def __init__(self, method: Callable[Concatenate[S, Unit, P], T]) -> None:
-        self._method = method
-        self.__doc__ = method.__doc__
-
-    @overload
-    def __get__(self, seam: None, owner: type[Any]) -> CommandMethod[S, P, T]: ...
-
-    @overload
-    def __get__(self, seam: S, owner: type[Any]) -> BoundCommand[S, P, T]: ...
-
-    def __get__(
-        self, seam: S | None, owner: type[Any]
-    ) -> CommandMethod[S, P, T] | BoundCommand[S, P, T]:
-        if seam is None:
-            return self
-        return BoundCommand(seam, self._method)
-
-
-def command(method: Callable[Concatenate[S, Unit, P], T]) -> CommandMethod[S, P, T]:
-    """Mark an application method as a command: the seam gives it a fresh unit, saves
-    what it touched in one atomic save, and runs it again after a conflict."""
-    return CommandMethod(method)

@@ -65,6 +65,7 @@ def open_configured_store(
             err=True,
         )
         raise typer.Exit(USAGE_ERROR) from None
+    store.app.receipt_retention_days = settings.receipt_retention_days
     runs = settings.projector_runs
     store.projector_inside = runs == "inside"
     store.reads_wait_for_head = runs == "beside"

@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from domain.errors import InvalidAmount
 from domain.group_commit import GroupCommitSettings
 from domain.money import parse_amount
+from domain.seam import RECEIPT_RETENTION_DAYS, RECEIPT_RETENTION_DAYS_MAX
 from domain.settings import (
     BlackjackHall,
     BlackjackSettings,
@@ -72,6 +73,11 @@ class Settings(BaseSettings):
     # saves after a shared transaction, and how many saves one transaction takes.
     group_commit_wait_ms: float = Field(default=2.0, ge=0, le=50)
     group_commit_max: int = Field(default=64, ge=1, le=1000)
+    # How long an Idempotency-Key's answer is kept (infra/store/receipts.py); after
+    # that a replay is 422 idempotency_key_expired and the pruner drops the answer.
+    receipt_retention_days: int = Field(
+        default=RECEIPT_RETENTION_DAYS, ge=1, le=RECEIPT_RETENTION_DAYS_MAX
+    )
     house_decks: int = Field(default=8, ge=1, le=8)
     house_tie_pays: int = Field(default=8, ge=1, le=100)
     house_stake_min: str = "1.00"

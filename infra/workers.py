@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from domain.seam import DAY_SECONDS
 from domain.significant import stamp
 from infra.logs import get_logger
 from infra.significant import Throttle
@@ -28,6 +29,7 @@ RESUME_CHECK_SECONDS_MAX = 30.0
 CHOICE_CHECK_SECONDS_MAX = 1.0
 HEARTBEAT_SECONDS = 2.0  # How often a projector says it runs (readiness reads it).
 EXCLUSION_CHECK_SECONDS = 30.0
+RECEIPT_PRUNE_SECONDS = 3_600.0
 
 
 class WorkerObserver(Protocol):
@@ -327,3 +329,32 @@ class ThrottleWorker(PeriodicWorker):
 
     def tick(self) -> None:
         self.throttle.flush(only_due=True)
+
+
+class ReceiptPruner(PeriodicWorker):
+    """Drops the answers of receipts past CASINO_RECEIPT_RETENTION_DAYS (infra/store/
+    receipts.py), hourly; each keeps what proves it, and its key stays taken. Stores
+    that hold receipts as events of the log (the in-memory one) have nothing to prune.
+    Several servers pruning at once do no harm: pruning twice is pruning once."""
+
+    name = "receipt_pruner"
+
+    def __init__(self, store: Store, interval_seconds: float = RECEIPT_PRUNE_SECONDS) -> None:
+        self.store = store
+        super().__init__(interval_seconds)
+
+    def tick(self) -> None:
+        self.prune(datetime.datetime.now(datetime.UTC))
+
+    def prune(self, now: datetime.datetime) -> int:
+        """Prune every receipt expired by `now`; say how many."""
+        prune = getattr(self.store.app.recorder, "prune_receipts", None)
+        if prune is None:
+            return 0
+        now_ms = int(now.timestamp() * 1000)
+        retention_ms = self.store.app.receipt_retention_days * DAY_SECONDS * 1000
+        pruned = int(prune(now_ms - retention_ms, now_ms))
+        if pruned:
+            log.info("receipts_pruned", receipts=pruned)
+            self.observer.acted(self.name, "receipts_pruned")
+        return pruned

@@ -9,7 +9,9 @@ and checks as it goes:
   checkpoint in it is still a seal of the store;
 - the snapshots (infra/audit/snapshot_check.py): each aggregate's latest equals
   a replay of its events, and is signed;
-- receipts are events (one each): the chain and the seals cover them;
+- the receipts (infra/audit/receipt_check.py): each save's are the ones its seal
+  names, and one not yet pruned holds the answer it was given; receipts of older
+  stores are events (one each), which the chain and the seals cover;
 - the chain (infra/event_chain.py): every position holds the event the chain
   recorded there, each event still matches its link, no event lacks a link, no
   link lacks its event; the head (and any link noted earlier) is recomputed;
@@ -49,6 +51,7 @@ from domain.tables.audit import verify_coup
 from infra.audit.bank_check import BankCheck
 from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
 from infra.audit.rebuild import compare_with_rebuild
+from infra.audit.receipt_check import check_receipts
 from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
 from infra.audit.snapshot_check import snapshot_problems, wallet_problems
 from infra.store import chain as event_chain
@@ -81,7 +84,7 @@ class AuditReport:
     head_link: str = event_chain.GENESIS
     hidden_from: int | None = None  # Where links start to depend on a hidden card.
     seals: int = 0
-    receipts: int = 0  # command receipts (answers replayed for a repeated key): events too
+    receipts: int = 0  # command receipts (answers replayed for a repeated key), all kinds
     snapshots: int = 0
     witness_checkpoints: int = 0
     notes: list[str] = field(default_factory=list)
@@ -176,6 +179,9 @@ def verify(
         report.problems += _read_model_problems(store, progress)
         report.problems += _outside_problems(store, report, public_key, witness)
         report.problems += _wallet_problems(store, books, up_to)
+        receipts = check_receipts(store.database, up_to)
+        report.receipts += receipts.receipts
+        report.problems += receipts.problems.all()
     return report
 
 

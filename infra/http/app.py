@@ -47,6 +47,7 @@ from infra.workers import (
     IdleRoundWorker,
     PeriodicWorker,
     ProjectorWorker,
+    ReceiptPruner,
     ThrottleWorker,
 )
 
@@ -136,6 +137,7 @@ def _workers(store: Store, settings: Settings, throttle: Throttle) -> list[Perio
         DueChoiceWorker(store, settings.decision_seconds),
         ExclusionWorker(store),
         ThrottleWorker(throttle),
+        ReceiptPruner(store),
         witness_worker(store, settings),
     ]
 

@@ -7,7 +7,8 @@ A route declares what it answers and the domain refusals it can meet:
 
 Everything else is read off the route itself, so it cannot drift: the roles its
 `Allow` dependency admits (the bearer security schemes, 401 and 403), whether it
-is a command (the `Idempotency-Key` header; 400, 422 idempotency_key_reused, 503
+is a command (the `Idempotency-Key` header; 400, 422 idempotency_key_reused and
+idempotency_key_expired, 503
 concurrent_update, receipt_unsealed and log_tampered; `Casino-Position` and
 `Idempotent-Replayed` on its answer),
 whether it reads read models (503 projection_behind), its body and parameters
@@ -157,7 +158,7 @@ def traits_of(route: Any, method: str) -> Traits:
             refusals[422].add("invalid_body")
     if traits.command:
         refusals[400] |= {"idempotency_key_missing", "invalid_idempotency_key"}
-        refusals[422].add("idempotency_key_reused")
+        refusals[422] |= {"idempotency_key_reused", "idempotency_key_expired"}
         refusals[503] |= {"concurrent_update", "receipt_unsealed", "log_tampered"}
     if traits.reads_projections:
         refusals[503] |= {"projection_behind", "projection_failed", "read_model_unavailable"}

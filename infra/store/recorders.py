@@ -27,14 +27,16 @@ still that (`expect_log_top`, infra/store/schema.py); if another process saved
 meanwhile it fails with serialization_failure, and the recorder reads the head
 and seals again. Whoever batches several commands into one transaction (group
 commit, domain/group_commit.py) must hand all their events to one
-`insert_events` call: one seal per transaction.
+`insert_events` call: one seal per transaction. Its command receipts come along
+(`receipts=`), written in the same transaction and covered by its seal
+(infra/store/receipts.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 import psycopg
@@ -45,12 +47,13 @@ from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 from psycopg import ClientCursor
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
-from infra.logs import get_logger
+from domain.receipt import ReceiptRecord
 from infra.store import chain as event_chain
+from infra.store import receipts as receipt_rows
 from infra.store import seal as seals
+from infra.store.receipts import KeepsReceipts
 from infra.store.seal import Sealer
 
-log = get_logger("casino.store")
 SEAL_TRIES_MAX = 5  # one-trip tries before the locked two-trip save, which cannot lose
 _SEAL_HEAD = f"SELECT {seals.COLUMNS} FROM {seals.TABLE} ORDER BY last_position DESC LIMIT 1"
 
@@ -79,6 +82,7 @@ def next_seal(
     head: Sequence[Any] | None,
     positions: Sequence[int],
     stored: Sequence[StoredEvent],
+    receipts: str | None = None,
 ) -> seals.Seal:
     """The seal of a transaction's events, after the seal `head` (a row of _SEAL_HEAD)."""
     previous, last = trusted_head(sealer, head)
@@ -96,15 +100,14 @@ def next_seal(
             f"the events after position {last} are in no seal: they were inserted behind "
             "the service's back (run `casino audit verify`); nothing was saved"
         )
-    return sealer.seal(positions, stored, previous)
+    return sealer.seal(positions, stored, previous, receipts)
 
 
-# The plain data_exception that schema.py's expect_log_top raises for a tampered log
-# (other data errors carry a more specific code of the same class).
+# The plain data_exception schema.py's expect_log_top raises for a tampered log.
 TAMPERED_SQLSTATE = "22000"
 
 
-class SingleTripRecorder(PostgresApplicationRecorder):
+class SingleTripRecorder(KeepsReceipts, PostgresApplicationRecorder):
     sealer: Sealer | None = None
     # The last seal's digest and the log's last position, as this recorder left them.
     _seal_head: tuple[str, int] | None = None
@@ -117,20 +120,33 @@ class SingleTripRecorder(PostgresApplicationRecorder):
         assert not kwargs.get("tracking"), "this recorder does not record tracking"
         if not stored_events:
             return []
-        params: list[Any] = []
-        for stored in stored_events:
-            params += [stored.originator_id, stored.originator_version, stored.topic, stored.state]
+        receipts: Sequence[ReceiptRecord] = kwargs.get("receipts") or ()
         with self.datastore.get_connection() as connection:
             if self.sealer is not None:
-                return self._insert_sealed(connection, self.sealer, stored_events)
+                return self._insert_sealed(connection, self.sealer, stored_events, receipts)
+            params: list[Any] = []
+            for stored in stored_events:
+                params += [stored.originator_id, stored.originator_version]
+                params += [stored.topic, stored.state]
+            # Unsealed, the receipts' position is the log's top once the events are in.
+            for row in receipt_rows.rows_of(receipts, 0, str):
+                params += row[:-1]
             cursor = ClientCursor(connection)
-            cursor.execute(self._script(len(stored_events)), params)
-            while cursor.nextset():
-                pass  # The last result is the INSERT's RETURNING.
-            return [row["notification_id"] for row in cursor.fetchall()]
+            cursor.execute(self._script(len(stored_events), len(receipts)), params)
+            ids: list[int] = []
+            while True:  # The INSERT's RETURNING is the one result with rows.
+                names = [column.name for column in cursor.description or ()]
+                if names == ["notification_id"]:
+                    ids = [row["notification_id"] for row in cursor.fetchall()]
+                if not cursor.nextset():
+                    return ids
 
     def _insert_sealed(
-        self, connection: Any, sealer: Sealer, stored: Sequence[StoredEvent]
+        self,
+        connection: Any,
+        sealer: Sealer,
+        stored: Sequence[StoredEvent],
+        receipts: Sequence[ReceiptRecord],
     ) -> list[int]:
         """One trip, as unsealed: the seal is made before the INSERT, over the positions
         the events will take (the ones after the head this recorder last saw), and the
@@ -141,7 +157,7 @@ class SingleTripRecorder(PostgresApplicationRecorder):
             head = self._seal_head or self._read_seal_head(connection, sealer)
             try:
                 with self._refusing_a_tampered_log():
-                    return self._send_sealed(connection, sealer, stored, head)
+                    return self._send_sealed(connection, sealer, stored, receipts, head)
             except psycopg.errors.SerializationFailure:
                 continue  # Another process saved meanwhile: look again.
         with self._refusing_a_tampered_log(), connection.transaction():
@@ -153,24 +169,28 @@ class SingleTripRecorder(PostgresApplicationRecorder):
                 )
             )
             head = self._read_seal_head(connection, sealer)  # under the lock: final
-            return self._send_sealed(connection, sealer, stored, head)
+            return self._send_sealed(connection, sealer, stored, receipts, head)
 
     def _send_sealed(
         self,
         connection: Any,
         sealer: Sealer,
         stored: Sequence[StoredEvent],
+        receipts: Sequence[ReceiptRecord],
         head: tuple[str, int],
     ) -> list[int]:
         previous, top = head
         positions = list(range(top + 1, top + 1 + len(stored)))
-        seal = sealer.seal(positions, stored, previous)
+        rows = receipt_rows.rows_of(receipts, positions[-1], str)
+        seal = sealer.seal(positions, stored, previous, receipt_rows.receipts_digest_of(rows))
         params: list[Any] = [previous, top]
         for position, event in zip(positions, stored, strict=True):
             params += [position, event.originator_id, event.originator_version]
             params += [event.topic, event.state]
+        for row in rows:
+            params += row
         cursor = ClientCursor(connection)
-        cursor.execute(self._sealed_script(len(stored)), [*params, *seal.row()])
+        cursor.execute(self._sealed_script(len(stored), len(rows)), [*params, *seal.row()])
         while cursor.nextset():
             pass
         self._seal_head = (seal.digest, positions[-1])
@@ -204,7 +224,19 @@ class SingleTripRecorder(PostgresApplicationRecorder):
         digest, _ = trusted_head(sealer, cursor.fetchone())
         return digest, log_top
 
-    def _sealed_script(self, count: int) -> Composed:
+    def _receipts_insert(self, count: int, position: SQL | Composed) -> SQL | Composed:
+        """The INSERT of a save's `count` receipts (none: nothing), at `position`."""
+        if not count:
+            return SQL("")
+        row = SQL("(%s, %s, %s, %s, %s, %s, {})").format(position)
+        return SQL("INSERT INTO {}.{} ({}) VALUES {}; ").format(
+            Identifier(self.datastore.schema),
+            Identifier(receipt_rows.TABLE),
+            SQL(receipt_rows.INSERT_COLUMNS),
+            SQL(", ").join([row] * count),
+        )
+
+    def _sealed_script(self, count: int, receipts: int) -> Composed:
         schema = Identifier(self.datastore.schema)
         table = SQL("{}.{}").format(schema, Identifier(self.events_table_name))
         values = SQL(", ").join([SQL("(%s, %s, %s, %s, %s)")] * count)
@@ -215,7 +247,7 @@ class SingleTripRecorder(PostgresApplicationRecorder):
             "NOTIFY {channel}; "
             "INSERT INTO {table} (notification_id, originator_id, originator_version, topic, "
             "state) VALUES {values}; "
-            "INSERT INTO {seals} (" + seals.COLUMNS + ") VALUES (%s, %s, %s, %s, %s, %s, %s); "
+            "{receipts}" + seals.insert_sql("%s").replace(seals.TABLE, "{seals}") + "; "
             # Positions are given, not drawn: the sequence follows, for any other writer.
             "SELECT setval(pg_get_serial_sequence({qualified}, 'notification_id'), "
             "{schema}.log_top())"
@@ -225,27 +257,54 @@ class SingleTripRecorder(PostgresApplicationRecorder):
             schema=schema,
             channel=Identifier(self.channel_name),
             values=values,
+            receipts=self._receipts_insert(receipts, SQL("%s")),
             seals=SQL("{}.{}").format(schema, Identifier(seals.TABLE)),
             qualified=Literal(f"{self.datastore.schema}.{self.events_table_name}"),
         )
 
-    def _script(self, count: int) -> Composed:
-        table = SQL("{}.{}").format(
-            Identifier(self.datastore.schema), Identifier(self.events_table_name)
-        )
+    def _script(self, count: int, receipts: int) -> Composed:
+        schema = Identifier(self.datastore.schema)
+        table = SQL("{}.{}").format(schema, Identifier(self.events_table_name))
         values = SQL(", ").join([SQL("(%s, %s, %s, %s)")] * count)
+        top = SQL("(SELECT {}.log_top())").format(schema)  # under the lock: this save's last
         return SQL(
             "SET LOCAL lock_timeout = {timeout}; "
             "LOCK TABLE {table} IN EXCLUSIVE MODE; "
             "NOTIFY {channel}; "
             "INSERT INTO {table} (originator_id, originator_version, topic, state) "
-            "VALUES {values} RETURNING notification_id"
+            "VALUES {values} RETURNING notification_id; "
+            "{receipts}"
         ).format(
             timeout=Literal(f"{self.datastore.lock_timeout}s"),
             table=table,
             channel=Identifier(self.channel_name),
             values=values,
+            receipts=self._receipts_insert(receipts, top),
         )
+
+    def _stored_id(self, key_id: UUID) -> Any:
+        return key_id
+
+    def _find_sql(self) -> str:
+        schema = self.datastore.schema
+        return receipt_rows.FIND_SQL.format(
+            p="%s", events=f"{schema}.{self.events_table_name}"
+        ).replace(f"FROM {receipt_rows.TABLE}", f"FROM {schema}.{receipt_rows.TABLE}")
+
+    def _prune_sql(self) -> str:
+        return receipt_rows.PRUNE_SQL.format(p="%s").replace(
+            receipt_rows.TABLE, f"{self.datastore.schema}.{receipt_rows.TABLE}"
+        )
+
+    def _query_one(self, sql: str, params: Sequence[Any]) -> Sequence[Any] | None:
+        with self.datastore.get_connection() as connection:
+            cursor = connection.cursor(row_factory=psycopg.rows.tuple_row)
+            cursor.execute(sql, params)
+            return cast(Sequence[Any] | None, cursor.fetchone())
+
+    def _update(self, sql: str, params: Sequence[Any]) -> int:
+        with self.datastore.get_connection() as connection, connection.transaction():
+            return connection.execute(sql, params).rowcount
 
 
 _HEAD = f"SELECT position, link FROM {event_chain.TABLE} ORDER BY position DESC LIMIT 1"
@@ -255,7 +314,16 @@ _INSERT = (
 )
 
 
-class ChainingSQLiteRecorder(SQLiteApplicationRecorder):
+_INSERT_RECEIPT = (
+    f"INSERT INTO {receipt_rows.TABLE} ({receipt_rows.INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _hex(key_id: UUID) -> str:
+    return key_id.hex  # as SQLite's recorder stores ids
+
+
+class ChainingSQLiteRecorder(KeepsReceipts, SQLiteApplicationRecorder):
     sealer: Sealer | None = None
 
     def _insert_events(
@@ -283,8 +351,13 @@ class ChainingSQLiteRecorder(SQLiteApplicationRecorder):
             )
             rows.append((position, originator_id, stored.originator_version, previous))
         c.executemany(_INSERT, rows)
+        receipts = receipt_rows.rows_of(kwargs.get("receipts") or (), positions[-1], _hex)
+        if receipts:
+            c.executemany(_INSERT_RECEIPT, receipts)
         if self.sealer is not None:
-            self._seal(c, self.sealer, positions, stored_events)
+            self._seal(
+                c, self.sealer, positions, stored_events, receipt_rows.receipts_digest_of(receipts)
+            )
         return positions
 
     def _seal(
@@ -293,52 +366,33 @@ class ChainingSQLiteRecorder(SQLiteApplicationRecorder):
         sealer: Sealer,
         positions: Sequence[int],
         stored: Sequence[StoredEvent],
+        receipts: str | None,
     ) -> None:
         c.execute(_SEAL_HEAD)
-        seal = next_seal(sealer, c.fetchone(), positions, stored)
-        c.execute(
-            f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", seal.row()
-        )
+        seal = next_seal(sealer, c.fetchone(), positions, stored, receipts)
+        c.execute(seals.insert_sql(), seal.row())
+
+    def _stored_id(self, key_id: UUID) -> Any:
+        return _hex(key_id)
+
+    def _find_sql(self) -> str:
+        return receipt_rows.FIND_SQL.format(p="?", events=self.events_table_name)
+
+    def _prune_sql(self) -> str:
+        return receipt_rows.PRUNE_SQL.format(p="?")
+
+    def _query_one(self, sql: str, params: Sequence[Any]) -> Sequence[Any] | None:
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(sql, params)
+            return cast(Sequence[Any] | None, c.fetchone())
+
+    def _update(self, sql: str, params: Sequence[Any]) -> int:
+        with self.datastore.transaction(commit=True) as c:
+            c.execute(sql, params)
+            return int(c.sqlite_cursor.rowcount)
 
     def _as_read(self, originator_id: UUID | str) -> str:
         """The aggregate id as a reader of the store gets it back, as text."""
         if isinstance(originator_id, UUID):
             return str(originator_id)
         return str(self.convert_originator_id(originator_id))
-
-
-class SealedSnapshots:
-    """The snapshot store's recorder, wrapped: each snapshot written is signed, and one
-    read whose signature fails (forged, or written before sealing) is ignored and
-    logged, so the aggregate loads from its events. Without a sealer no snapshot is
-    written or trusted: they only ever speed loading up."""
-
-    def __init__(self, recorder: Any, sealer: Sealer | None) -> None:
-        self.recorder = recorder
-        self.sealer = sealer
-
-    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Any:
-        if self.sealer is None:
-            return None
-        signed = [self.sealer.sign_snapshot(stored) for stored in stored_events]
-        return self.recorder.insert_events(signed, **kwargs)
-
-    def select_events(self, originator_id: Any, **kwargs: Any) -> list[StoredEvent]:
-        if self.sealer is None:
-            return []
-        found = []
-        for stored in self.recorder.select_events(originator_id, **kwargs):
-            snapshot = seals.snapshot_signed(self.sealer.public_key, stored)
-            if snapshot is None:
-                log.warning(
-                    "snapshot_ignored",
-                    originator_id=str(stored.originator_id),
-                    originator_version=stored.originator_version,
-                    reason="its seal does not verify: forged, or written before sealing",
-                )
-                continue
-            found.append(snapshot)
-        return found
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.recorder, name)

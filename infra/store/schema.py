@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from infra.store import chain as event_chain
+from infra.store import receipts
 from infra.store import seal as seals
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from projections.runner import all_schemas
@@ -37,7 +38,7 @@ CREATE TABLE IF NOT EXISTS {event_chain.TABLE} (
 CREATE TABLE IF NOT EXISTS {seals.TABLE} (
     last_position INTEGER PRIMARY KEY, first_position INTEGER NOT NULL,
     event_count INTEGER NOT NULL, events_digest TEXT NOT NULL, previous TEXT NOT NULL,
-    digest TEXT NOT NULL, signature TEXT NOT NULL);
+    digest TEXT NOT NULL, signature TEXT NOT NULL, receipts_digest TEXT);
 """
 
 _SQLITE_IMMUTABLE = """
@@ -102,6 +103,8 @@ CREATE TABLE IF NOT EXISTS {schema}.{seals} (
     last_position bigint PRIMARY KEY, first_position bigint NOT NULL,
     event_count bigint NOT NULL, events_digest text NOT NULL, previous text NOT NULL,
     digest text NOT NULL, signature text NOT NULL);
+-- Seals made before receipts left the log have none (infra/store/receipts.py).
+ALTER TABLE {schema}.{seals} ADD COLUMN IF NOT EXISTS receipts_digest text;
 -- The sealed recorder (infra/store/recorders.py) makes a save's seal before its one
 -- trip, over the positions after the head it last saw; under the events' lock the
 -- trip first checks that head, and fails with serialization_failure if another
@@ -154,7 +157,19 @@ def create_sqlite_schema(database: SQLiteDatabase) -> None:
         _SQLITE_IMMUTABLE.format(table=table)
         for table in (SQLITE_EVENTS_TABLE, SQLITE_SNAPSHOTS_TABLE, event_chain.TABLE, seals.TABLE)
     )
-    database.script(_SQLITE_STORE + immutable + all_schemas())
+    database.script(_SQLITE_STORE + immutable)
+    _add_sqlite_column(database, seals.TABLE, "receipts_digest", "TEXT")
+    database.script(receipts.SQLITE_SCHEMA + all_schemas())
+
+
+def _add_sqlite_column(database: SQLiteDatabase, table: str, column: str, kind: str) -> None:
+    """A column added to a table of a store made before it (SQLite has no IF NOT
+    EXISTS for columns); once the schema's version has it, a no-op."""
+    with database.read() as cursor:
+        cursor.execute(f"PRAGMA table_info({table})")
+        columns = {row[1] for row in cursor.fetchall()}
+    if column not in columns:
+        database.script(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 
 def create_postgres_schema(database: PostgresDatabase) -> None:
@@ -172,7 +187,8 @@ def create_postgres_schema(database: PostgresDatabase) -> None:
     immutable = "".join(
         _POSTGRES_IMMUTABLE.format(schema=schema, table=table) for table in LOG_TABLES
     )
-    database.script(store + immutable + all_schemas())
+    receipts_table = receipts.POSTGRES_SCHEMA.format(schema=schema, table=receipts.TABLE)
+    database.script(store + immutable + receipts_table + all_schemas())
 
 
 def check_identifier(name: str) -> str:
@@ -191,6 +207,10 @@ REVOKE UPDATE, DELETE ON {log_tables} FROM {role};
 -- UPDATE, DELETE or TRUNCATE on the table; TRUNCATE is the one a trigger refuses
 -- outright, and only the owner could disable that trigger.
 GRANT TRUNCATE ON {schema}.{events} TO {role};
+-- Receipts: inserted and read, and pruned (their answer set to NULL), nothing more;
+-- a trigger refuses any other change (infra/store/receipts.py).
+REVOKE UPDATE, DELETE ON {schema}.{receipts} FROM {role};
+GRANT UPDATE (answer, pruned_ms) ON {schema}.{receipts} TO {role};
 GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO {role};
 """
 
@@ -209,5 +229,6 @@ def grant_service_role(owner: PostgresDatabase, role: str) -> None:
             role=role,
             log_tables=log_tables,
             events=POSTGRES_EVENTS_TABLE,
+            receipts=receipts.TABLE,
         )
     )

@@ -5,10 +5,13 @@ Each database transaction that inserts events also inserts one row in `event_sea
     events  = SHA-256 over, for each event in position order,
               "position|aggregate id|version|topic|SHA-256 hex of its stored bytes\\n"
     digest  = SHA-256 hex of "casino-seal/1|first|last|count|events|previous"
+              or, when the transaction also wrote command receipts,
+              "casino-seal/2|first|last|count|events|receipts|previous"
     signature = Ed25519(private key, digest)
 
 where first..last are the positions the save took, count its number of events and
-`previous` the digest of the seal before it (GENESIS for the first). The chain of
+`previous` the digest of the seal before it (GENESIS for the first), and `receipts`
+the digest of the transaction's receipts (infra/store/receipts.py). The chain of
 digests orders the seals; the signature makes a seal impossible to forge without
 the private key, which lives in CASINO_SEAL_KEY, never in the store. An auditor
 needs only the public key (`casino audit verify --public-key`).
@@ -41,7 +44,16 @@ TABLE = "event_seals"
 GENESIS = "0" * 64
 SIGNATURE_BYTES = 64
 SNAPSHOT_MARK = b"\x00casino-snapshot-seal/1:"
-COLUMNS = "last_position, first_position, event_count, events_digest, previous, digest, signature"
+COLUMNS = (
+    "last_position, first_position, event_count, events_digest, previous, digest, signature,"
+    " receipts_digest"
+)
+
+
+def insert_sql(mark: str = "?") -> str:
+    """The INSERT of one seal row, `mark` the store's parameter placeholder."""
+    marks = ", ".join([mark] * len(COLUMNS.split(",")))
+    return f"INSERT INTO {TABLE} ({COLUMNS}) VALUES ({marks})"
 
 
 class LogTampered(PersistenceError):
@@ -62,6 +74,7 @@ class Seal:
     previous: str
     digest: str
     signature: str  # hex
+    receipts_digest: str | None = None  # None: the transaction wrote no receipt
 
     def row(self) -> tuple[Any, ...]:
         return (
@@ -72,14 +85,15 @@ class Seal:
             self.previous,
             self.digest,
             self.signature,
+            self.receipts_digest,
         )
 
 
 def seal_of(row: Sequence[Any]) -> Seal:
     """A seal from a row of `event_seals`, columns in the order of COLUMNS."""
-    last, first, count, events, previous, digest, signature = row
+    last, first, count, events, previous, digest, signature, receipts = row
     return Seal(int(first), int(last), int(count), str(events), str(previous), str(digest),
-                str(signature))  # fmt: skip
+                str(signature), None if receipts is None else str(receipts))  # fmt: skip
 
 
 def event_line(position: int, originator_id: Any, version: int, topic: str, state: bytes) -> bytes:
@@ -95,15 +109,25 @@ def events_digest(lines: Iterable[bytes]) -> str:
     return hasher.hexdigest()
 
 
-def seal_digest(first: int, last: int, count: int, events: str, previous: str) -> str:
-    body = f"casino-seal/1|{first}|{last}|{count}|{events}|{previous}"
+def seal_digest(
+    first: int, last: int, count: int, events: str, previous: str, receipts: str | None = None
+) -> str:
+    if receipts is None:  # as every seal was before receipts left the log
+        body = f"casino-seal/1|{first}|{last}|{count}|{events}|{previous}"
+    else:
+        body = f"casino-seal/2|{first}|{last}|{count}|{events}|{receipts}|{previous}"
     return hashlib.sha256(body.encode()).hexdigest()
 
 
 def digest_of(seal: Seal) -> str:
     """The digest `seal`'s own fields hash to (its stored `digest` must be this)."""
     return seal_digest(
-        seal.first_position, seal.last_position, seal.event_count, seal.events_digest, seal.previous
+        seal.first_position,
+        seal.last_position,
+        seal.event_count,
+        seal.events_digest,
+        seal.previous,
+        seal.receipts_digest,
     )
 
 
@@ -154,16 +178,24 @@ class Sealer:
         self.private_key = private_key
         self.public_key = private_key.public_key()
 
-    def seal(self, positions: Sequence[int], stored: Sequence[StoredEvent], previous: str) -> Seal:
+    def seal(
+        self,
+        positions: Sequence[int],
+        stored: Sequence[StoredEvent],
+        previous: str,
+        receipts: str | None = None,
+    ) -> Seal:
+        """The seal of a transaction's events, and `receipts`, the digest of its
+        receipts (infra/store/receipts.py: receipts_digest) when it wrote any."""
         lines = (
             event_line(p, s.originator_id, s.originator_version, s.topic, s.state)
             for p, s in zip(positions, stored, strict=True)
         )
         first, last, count = positions[0], positions[-1], len(positions)
         events = events_digest(lines)
-        digest = seal_digest(first, last, count, events, previous)
+        digest = seal_digest(first, last, count, events, previous, receipts)
         signature = self.private_key.sign(digest.encode()).hex()
-        return Seal(first, last, count, events, previous, digest, signature)
+        return Seal(first, last, count, events, previous, digest, signature, receipts)
 
     def sign_snapshot(self, stored: StoredEvent) -> StoredEvent:
         state = bytes(stored.state)

@@ -4,7 +4,8 @@ The seals let an auditor find an event written behind the service's back
 (infra/audit/seal_check.py), but the service itself loads aggregates by id and
 would act on such an event before any audit runs. Where that would let a forgery
 answer for the service, it asks here first: the command receipt, an answer given
-without running the command (domain/seam.py: `CommandSeam.sealed`). The event's
+without running the command (domain/seam.py: `CommandSeam.sealed`; for one of the
+receipts table, `receipts_sealed`). The event's
 seal must be signed by the service's key and cover exactly the events standing at
 its positions now, the event among them. An event saved before sealing began (a
 store older than the seals) is trusted as before: only the event chain covers it.
@@ -12,16 +13,17 @@ store older than the seals) is trusted as before: only the event chain covers it
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import UUID
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from infra.store import receipts as receipt_rows
 from infra.store import seal as seals
 from infra.store.database import PostgresDatabase
 from infra.store.schema import POSTGRES_EVENTS_TABLE, SQLITE_EVENTS_TABLE
-from projections.base import Database
+from projections.base import Cursor, Database
 
 SEAL_EVENTS_MAX = 100_000  # No save is this large; a larger span is no seal of ours.
 
@@ -54,15 +56,8 @@ class SealedReads:
             position = int(found[0])
             if position < 1:
                 return False  # The log never gives such a position.
-            cursor.execute(
-                f"SELECT {seals.COLUMNS} FROM {seals.TABLE} WHERE last_position >= ?"
-                " ORDER BY last_position LIMIT 1",
-                (position,),
-            )
-            row = cursor.fetchone()
-            cursor.execute(f"SELECT MIN(first_position) FROM {seals.TABLE}")
-            first = cursor.fetchone()
-        if first is None or first[0] is None or position < int(first[0]):
+            row, before_sealing = _seal_row(cursor, ">=", position)
+        if before_sealing:
             # Saved before sealing began (a store older than the seals): as before,
             # only the event chain covers it.
             return True
@@ -94,3 +89,39 @@ class SealedReads:
             for event in events
         ]
         return len(lines) == seal.event_count and seals.events_digest(lines) == seal.events_digest
+
+    def receipts_sealed(self, position: int) -> bool:
+        """Whether the receipts recorded at `position` (infra/store/receipts.py) are the
+        ones the seal ending there names, and that seal is signed by the service."""
+        with self.database.read() as cursor:
+            row, before_sealing = _seal_row(cursor, "=", position)
+            cursor.execute(
+                f"SELECT {receipt_rows.INSERT_COLUMNS} FROM {receipt_rows.TABLE}"
+                " WHERE position = ?",
+                (position,),
+            )
+            rows = cursor.fetchall()
+        if before_sealing:
+            return True  # Saved before sealing began: as the events of then.
+        if row is None or not rows:
+            return False
+        try:
+            seal = seals.seal_of(row)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        digest = receipt_rows.receipts_digest(receipt_rows.lines_of(rows))
+        return seal.receipts_digest == digest and seals.signed(self.public_key, seal)
+
+
+def _seal_row(cursor: Cursor, compare: str, position: int) -> tuple[Sequence[Any] | None, bool]:
+    """The first seal whose last position is `compare` (">=" or "=") `position`, and
+    whether `position` comes before any seal (a store older than the seals)."""
+    cursor.execute(
+        f"SELECT {seals.COLUMNS} FROM {seals.TABLE} WHERE last_position {compare} ?"
+        " ORDER BY last_position LIMIT 1",
+        (position,),
+    )
+    row = cursor.fetchone()
+    cursor.execute(f"SELECT MIN(first_position) FROM {seals.TABLE}")
+    first = cursor.fetchone()
+    return row, first is None or first[0] is None or position < int(first[0])

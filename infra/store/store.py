@@ -21,7 +21,7 @@ from domain.settings import GameSettings
 from domain.unit import SecretBox
 from infra.secrets import KEY_BYTES, AesGcmBox
 from infra.store.database import PostgresDatabase, SQLiteDatabase
-from infra.store.recorders import ChainingSQLiteRecorder, SealedSnapshots, SingleTripRecorder
+from infra.store.recorders import ChainingSQLiteRecorder, SingleTripRecorder
 from infra.store.schema import (
     SQLITE_EVENTS_TABLE,
     check_identifier,
@@ -31,6 +31,7 @@ from infra.store.schema import (
 )
 from infra.store.seal import Sealer
 from infra.store.sealed_reads import SealedReads
+from infra.store.sealed_snapshots import SealedSnapshots
 from projections.base import POSITION_MAX, Cursor, Database
 from projections.runner import Projector
 
@@ -113,7 +114,9 @@ def _seal(app: CasinoApplication, key: Ed25519PrivateKey | None, database: Datab
     assert isinstance(recorder, ChainingSQLiteRecorder | SingleTripRecorder)
     recorder.sealer = sealer
     # A receipt no seal covers is never answered from (infra/store/sealed_reads.py).
-    app.sealed = SealedReads(database, recorder, sealer.public_key) if sealer else None
+    reads = SealedReads(database, recorder, sealer.public_key) if sealer else None
+    app.sealed = reads
+    recorder.receipts_sealed = reads.receipts_sealed if reads else None
     assert app.snapshots is not None
     app.snapshots.recorder = SealedSnapshots(app.snapshots.recorder, sealer)  # type: ignore[assignment]
 

@@ -12,6 +12,8 @@ import pytest
 from eventsourcing.persistence import IntegrityError, OperationalError, StoredEvent
 
 from domain.group_commit import GroupCommit, GroupCommitSettings
+from domain.ids import receipt_uuid
+from domain.receipt import ReceiptRecord
 
 SECONDS = 5  # how long a test waits for an answer before calling it lost
 
@@ -26,13 +28,14 @@ class Store:
 
     def __init__(self, refuse: set[UUID] | None = None, fail: bool = False) -> None:
         self.transactions: list[list[StoredEvent]] = []
+        self.receipts: list[list[ReceiptRecord]] = []
         self.refuse = refuse or set()  # aggregates another process changed first
         self.fail = fail
         self.first_started = threading.Event()
         self.release = threading.Event()
         self._position = 0
 
-    def insert(self, stored: list[StoredEvent]) -> Sequence[int]:
+    def insert(self, stored: list[StoredEvent], receipts: list[ReceiptRecord]) -> Sequence[int]:
         if not self.transactions and not self.first_started.is_set():
             self.first_started.set()
             self.release.wait(SECONDS)
@@ -41,6 +44,7 @@ class Store:
         if any(stored_event.originator_id in self.refuse for stored_event in stored):
             raise IntegrityError("duplicate key value violates unique constraint")
         self.transactions.append(stored)
+        self.receipts.append(receipts)
         ids = list(range(self._position + 1, self._position + len(stored) + 1))
         self._position += len(stored)
         return ids
@@ -50,13 +54,25 @@ def committer(store: Store, batch_max: int = 64) -> GroupCommit:
     return GroupCommit(store.insert, GroupCommitSettings(wait_seconds=0.001, batch_max=batch_max))
 
 
+def receipt(key: str) -> ReceiptRecord:
+    return ReceiptRecord(receipt_uuid(key), key, "fingerprint", {"id": key}, 0)
+
+
 def queued_behind_a_first_save(
-    store: Store, commit: GroupCommit, saves: list[list[StoredEvent]]
+    store: Store,
+    commit: GroupCommit,
+    saves: list[list[StoredEvent]],
+    receipts: list[list[ReceiptRecord]] | None = None,
 ) -> list[Future[list[int]]]:
-    """A first save holds the store; the given saves queue meanwhile; then it goes on."""
-    first = commit.save([event(uuid4())], lambda: None)
+    """A first save holds the store; the given saves (with their `receipts`, if
+    given) queue meanwhile; then it goes on."""
+    first = commit.save([event(uuid4())], [], lambda: None)
     assert store.first_started.wait(SECONDS)
-    answers = [commit.save(stored, lambda: None) for stored in saves]
+    receipts = receipts or [[] for _ in saves]
+    answers = [
+        commit.save(stored, taken, lambda: None)
+        for stored, taken in zip(saves, receipts, strict=True)
+    ]
     store.release.set()
     first.result(SECONDS)
     return answers
@@ -100,6 +116,23 @@ def test_the_later_of_two_saves_of_one_aggregate_in_a_batch_is_refused_after_the
     commit.close()
 
 
+def test_a_receipt_key_taken_twice_in_a_batch_refuses_the_later_save() -> None:
+    # One request sent twice at once: two commands, one key. Only one may land.
+    store = Store()
+    commit = committer(store)
+    earlier, later, other = queued_behind_a_first_save(
+        store,
+        commit,
+        [[event(uuid4())], [event(uuid4())], [event(uuid4())]],
+        [[receipt("k1")], [receipt("k1")], [receipt("k2")]],
+    )
+    assert earlier.result(SECONDS) and other.result(SECONDS)
+    with pytest.raises(IntegrityError):
+        later.result(SECONDS)
+    assert [r.scoped_key for r in store.receipts[1]] == ["k1", "k2"]  # saved with their events
+    commit.close()
+
+
 def test_a_conflict_with_another_process_is_charged_to_its_own_save_alone() -> None:
     changed_elsewhere = uuid4()
     store = Store(refuse={changed_elsewhere})
@@ -119,7 +152,7 @@ def test_a_lost_connection_fails_every_save_of_its_batch() -> None:
     store = Store(fail=True)
     commit = committer(store)
     store.release.set()
-    answers = [commit.save([event(uuid4())], lambda: None) for _ in range(3)]
+    answers = [commit.save([event(uuid4())], [], lambda: None) for _ in range(3)]
     for answer in answers:
         with pytest.raises(OperationalError):
             answer.result(SECONDS)
@@ -132,10 +165,10 @@ def test_a_saved_command_is_cached_before_its_answer_and_before_the_next_batch()
     commit = committer(store)
     store.release.set()
     seen: list[str] = []
-    first = commit.save([event(uuid4())], lambda: seen.append("cached"))
+    first = commit.save([event(uuid4())], [], lambda: seen.append("cached"))
     first.add_done_callback(lambda _: seen.append("answered"))
     first.result(SECONDS)
-    commit.save([event(uuid4())], lambda: seen.append("next cached")).result(SECONDS)
+    commit.save([event(uuid4())], [], lambda: seen.append("next cached")).result(SECONDS)
     assert seen == ["cached", "answered", "next cached"]
     commit.close()
 

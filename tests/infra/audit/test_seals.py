@@ -137,9 +137,7 @@ def test_a_forged_seal_over_a_tail_insert_is_named_by_the_public_key(
     fake = Sealer(Ed25519PrivateKey.generate()).seal(
         [forged], [stored], seal_rows(attacker)[-1].digest
     )
-    attacker.run(
-        f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", fake.row()
-    )
+    attacker.run(seals.insert_sql(), fake.row())
     # Then without the public key it looks sealed; with it, the forgery is named
     assert not named(verify(store, None, lambda _: None).problems, "seal")
     assert named(
@@ -368,8 +366,8 @@ def test_the_witness_never_notes_a_seal_the_service_did_not_sign(
     assert worker.note_if_due(0.0) is not None
     genuine = seal_rows(attacker)[-1]
     attacker.run(
-        f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (10**12, 10**12, 1, genuine.events_digest, genuine.digest, "ab" * 32, "00" * 64),
+        seals.insert_sql(),
+        (10**12, 10**12, 1, genuine.events_digest, genuine.digest, "ab" * 32, "00" * 64, None),
     )
     # When the witness looks, then it refuses to note it, and says why
     with pytest.raises(UnsignedSeal):
@@ -388,8 +386,8 @@ def test_a_seal_row_holding_no_seal_values_is_named_not_a_crash(
     # (PostgreSQL's types refuse it; SQLite stores any value in any column)
     store.app.register_player("ann", "Ann")
     head = store.app.recorder.max_notification_id() or 0
-    forged = (head + 1, "first", "many", "x", "y", "z", "w")
-    insert = f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    forged = (head + 1, "first", "many", "x", "y", "z", "w", None)
+    insert = seals.insert_sql()
     if attacker.dialect == "postgres":
         with pytest.raises(psycopg.errors.InvalidTextRepresentation):
             attacker.run(insert, forged)
@@ -463,8 +461,8 @@ def test_a_seal_row_forged_over_a_forged_tail_does_not_let_the_service_save_on_i
     forged = forge_deposit_at_tail(store, stores, attacker)
     genuine = seal_rows(attacker)[-1]
     attacker.run(
-        f"INSERT INTO {seals.TABLE} ({seals.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (forged, forged, 1, "ab" * 32, genuine.digest, "cd" * 32, "00" * 64),
+        seals.insert_sql(),
+        (forged, forged, 1, "ab" * 32, genuine.digest, "cd" * 32, "00" * 64, None),
     )
     # When a server started afresh is asked to pay the forged money out
     restarted = stores.open()

@@ -26,13 +26,14 @@ from domain.settings import GameSettings
 from infra.audit.verify import AuditReport, verify
 from infra.cli import app as cli
 from infra.store import chain as event_chain
+from infra.store import receipts
 from infra.store import seal as seals
 from infra.store.store import Store, open_store
 from tests.conftest import POSTGRES_URL, StoreFactory
 
 PLAYER_WINS = ["9", "K", "K", "K"]
 ROOT = Path(__file__).resolve().parents[3]
-GUARDED = ("casino_events", event_chain.TABLE, seals.TABLE, "casino_snapshots")
+GUARDED = ("casino_events", event_chain.TABLE, seals.TABLE, "casino_snapshots", receipts.TABLE)
 
 
 def play_some_rounds(store: Store) -> str:
@@ -91,6 +92,8 @@ class Attacker:
             for table in ("stored_events", event_chain.TABLE, seals.TABLE, "stored_snapshots"):
                 for change in ("update", "delete"):
                     self.connection.execute(f"DROP TRIGGER IF EXISTS {table}_refuse_{change}")
+            for trigger in ("prune_only", "refuse_delete"):
+                self.connection.execute(f"DROP TRIGGER IF EXISTS {receipts.TABLE}_{trigger}")
         else:
             self.connection = psycopg.connect(POSTGRES_URL, autocommit=True)
             self.events, self.position = "casino_events", "notification_id"

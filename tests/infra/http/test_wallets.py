@@ -1,5 +1,6 @@
 """Players and wallets through the real HTTP app, on both stores."""
 
+import datetime
 import json
 from typing import Any
 
@@ -162,6 +163,20 @@ def test_a_reused_key_with_another_body_is_a_422(api: Api, store: Store, alice: 
         "/v1/players/alice/deposits", {"mode": "real", "amount": "6.00"}, key="deposit-1"
     )
     assert (answer.status_code, answer.json()["code"]) == (422, "idempotency_key_reused")
+    assert state(api, store) == before
+
+
+def test_a_key_past_its_retention_is_a_422_and_changes_nothing(
+    api: Api, store: Store, alice: str
+) -> None:
+    body = {"mode": "real", "amount": "5.00"}
+    api.post("/v1/players/alice/deposits", body, key="deposit-1")
+    before = state(api, store)
+    moved = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=91)
+    store.app.clock = lambda: moved
+    answer = api.post("/v1/players/alice/deposits", body, key="deposit-1")
+    assert (answer.status_code, answer.json()["code"]) == (422, "idempotency_key_expired")
+    assert "90 days" in answer.json()["detail"]
     assert state(api, store) == before
 
 

@@ -13,7 +13,9 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
+from domain.outcome import Receipt
 from infra.store import chain as event_chain
+from infra.store import receipts
 from infra.store import seal as seals
 from infra.store.store import open_store
 from tests.conftest import POSTGRES_URL, SEAL_KEY, StoreFactory
@@ -54,7 +56,9 @@ def test_the_service_role_saves_and_reads_but_cannot_change_the_log(
         try:
             # When it serves commands and keeps its read models
             store.app.register_player("ann", "Ann")
-            store.app.deposit("ann", "real", 1_000)
+            receipt = Receipt("k1", "fingerprint", lambda movement: {"id": movement.transaction_id})
+            store.app.deposit.with_receipt(receipt, "ann", "real", 1_000)
+            assert store.app.deposit.with_receipt(receipt, "ann", "real", 1_000).replayed
             store.projector.catch_up()
             assert store.app.wallet("ann", "real").balance_cents == 1_000
         finally:
@@ -77,5 +81,17 @@ def test_the_service_role_saves_and_reads_but_cannot_change_the_log(
                     with pytest.raises(psycopg.errors.InsufficientPrivilege):
                         service.execute(attempt)  # type: ignore[arg-type]
             assert service.execute("SELECT COUNT(*) FROM casino_events").fetchone() == (4,)
+            # And a receipt can only be pruned: its answer set to NULL, nothing else
+            for attempt in (
+                f"ALTER TABLE {receipts.TABLE} DISABLE TRIGGER USER",
+                f"UPDATE {receipts.TABLE} SET answer = 'forged'::bytea",
+                f"UPDATE {receipts.TABLE} SET fingerprint = 'other'",
+                f"DELETE FROM {receipts.TABLE}",
+                f"TRUNCATE {receipts.TABLE}",
+                f"DROP TABLE {receipts.TABLE}",
+            ):
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    service.execute(attempt)  # type: ignore[arg-type]
+            service.execute(f"UPDATE {receipts.TABLE} SET answer = NULL")  # type: ignore[arg-type]
     finally:
         factory.close_all()

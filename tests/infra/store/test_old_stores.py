@@ -8,6 +8,7 @@ a fresh schema, as a migration between stores would.
 
 from __future__ import annotations
 
+import datetime
 import json
 import shutil
 import sqlite3
@@ -20,7 +21,7 @@ import pytest
 
 from infra.audit.verify import verify
 from infra.store.store import Store
-from tests.conftest import OPERATOR, POSTGRES_URL, SERVICE, Api, StoreFactory
+from tests.conftest import OPERATOR, POSTGRES_URL, SERVICE, Api, StoreFactory, every_store_event
 from tests.infra.http.helpers import serving
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -40,23 +41,36 @@ def old_store(stores: StoreFactory, tmp_path: Path) -> Iterator[Store]:
     yield stores.open()
 
 
+EVENT_COLUMNS = "originator_id, originator_version, topic, state"
+
+
+def copy_into_postgres(
+    old_store: Path, schema: str, tables: list[tuple[str, str, str, str]]
+) -> None:
+    """Rows of an old SQLite store copied into a PostgreSQL schema: each of `tables`
+    is (SQLite table, PostgreSQL table, columns, the column giving their order)."""
+    with sqlite3.connect(old_store) as old:
+        copied = [
+            (new_table, columns, old.execute(f"SELECT {columns} FROM {old_table} ORDER BY {order}"))
+            for old_table, new_table, columns, order in tables
+        ]
+        with psycopg.connect(POSTGRES_URL) as new:
+            for table, columns, rows in copied:
+                statement = f"COPY {schema}.{table} ({columns}) FROM STDIN"
+                with new.cursor().copy(statement) as copy:  # type: ignore[arg-type]
+                    for row in rows:
+                        copy.write_row(row)
+
+
 def _copy_into_postgres(schema: str) -> None:
-    with sqlite3.connect(OLD_STORE) as old:
-        events = old.execute(
-            "SELECT originator_id, originator_version, topic, state FROM stored_events"
-            " ORDER BY rowid"
-        ).fetchall()
-        snapshots = old.execute(
-            "SELECT originator_id, originator_version, topic, state FROM stored_snapshots"
-        ).fetchall()
-    with psycopg.connect(POSTGRES_URL) as new:
-        for table, rows in (("casino_events", events), ("casino_snapshots", snapshots)):
-            with new.cursor().copy(
-                f"COPY {schema}.{table} (originator_id, originator_version, topic, state)"
-                " FROM STDIN"
-            ) as copy:
-                for row in rows:
-                    copy.write_row(row)
+    copy_into_postgres(
+        OLD_STORE,
+        schema,
+        [
+            ("stored_events", "casino_events", EVENT_COLUMNS, "rowid"),
+            ("stored_snapshots", "casino_snapshots", EVENT_COLUMNS, "originator_id"),
+        ],
+    )
 
 
 def test_an_old_store_verifies_with_every_round_settled_by_the_rules_of_its_day(
@@ -69,7 +83,14 @@ def test_an_old_store_verifies_with_every_round_settled_by_the_rules_of_its_day(
     assert insured.player_net_cents == 0  # the busted box's insurance paid, as it was then
 
 
+def retried_days_after_it_was_written(store: Store, days: int) -> None:
+    """The store's clock, `days` after its last event: its receipts' age, whatever today."""
+    written = max(event.timestamp for event in every_store_event(store))
+    store.app.clock = lambda: written + datetime.timedelta(days=days)
+
+
 def test_every_old_answer_replays_exactly_and_changes_nothing(old_store: Store) -> None:
+    retried_days_after_it_was_written(old_store, 1)
     with serving(old_store) as api:
         for receipt in MANIFEST["receipts"]:
             headers = {
@@ -84,6 +105,24 @@ def test_every_old_answer_replays_exactly_and_changes_nothing(old_store: Store) 
         assert _wallets(api) == MANIFEST["wallets"]
         for round_id, seen in MANIFEST["rounds_seen"].items():
             assert api.get(f"/v1/rounds/{round_id}").json() == seen
+
+
+def test_an_old_answer_past_its_retention_is_refused_and_changes_nothing(
+    old_store: Store,
+) -> None:
+    # Its receipts are events of the log, which are never pruned; they expire all the same
+    retried_days_after_it_was_written(old_store, 91)
+    with serving(old_store) as api:
+        for receipt in MANIFEST["receipts"][:5]:
+            headers = {
+                **(OPERATOR if receipt["role"] == "operator" else SERVICE),
+                "Idempotency-Key": receipt["key"],
+            }
+            answer = api.client.request(
+                receipt["method"], receipt["path"], json=receipt["body"], headers=headers
+            )
+            assert (answer.status_code, answer.json()["code"]) == (422, "idempotency_key_expired")
+        assert _wallets(api) == MANIFEST["wallets"]
 
 
 def test_play_goes_on_in_an_old_store_and_it_still_verifies(old_store: Store) -> None:

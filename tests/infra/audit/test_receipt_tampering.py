@@ -1,0 +1,98 @@
+"""Receipts changed behind the service's back (infra/store/receipts.py): a forged or
+altered answer is never replayed, and `casino audit verify` names every receipt
+inserted, removed or changed, by the save it belongs to."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from domain.errors import ReceiptUnsealed
+from domain.ids import receipt_uuid
+from domain.outcome import Receipt
+from infra.store import receipts
+from infra.store.store import Store
+from tests.infra.audit.test_seals import problems_of
+from tests.infra.audit.test_verify import Attacker, named
+
+
+def remembered(key: str) -> Receipt[Any]:
+    return Receipt(key, "fingerprint", lambda movement: {"id": movement.transaction_id})
+
+
+def deposit(store: Store, key: str, cents: int = 500) -> Any:
+    return store.app.deposit.with_receipt(remembered(key), "ann", "real", cents)
+
+
+@pytest.fixture
+def ann(store: Store) -> Store:
+    store.app.register_player("ann", "Ann")
+    return store
+
+
+def stored_id(attacker: Attacker, key: str) -> str:
+    key_id = receipt_uuid(key)
+    return key_id.hex if attacker.dialect == "sqlite" else str(key_id)
+
+
+def position_of(attacker: Attacker, key: str) -> int:
+    cursor = attacker.run(
+        f"SELECT position FROM {receipts.TABLE} WHERE key_id = ?", (stored_id(attacker, key),)
+    )
+    return int(cursor.fetchone()[0])
+
+
+def test_an_answer_changed_in_place_is_not_replayed_and_verify_names_it(
+    ann: Store, attacker: Attacker
+) -> None:
+    # Given a receipt whose answer an insider rewrote, hash and all
+    deposit(ann, "k1")
+    forged = b'{"id":"forged"}'
+    attacker.run(
+        f"UPDATE {receipts.TABLE} SET answer = ?, answer_sha256 = ? WHERE key_id = ?",
+        (forged, receipts.hashlib.sha256(forged).hexdigest(), stored_id(attacker, "k1")),
+    )
+    # Then the service does not answer from it, and does nothing
+    with pytest.raises(ReceiptUnsealed):
+        deposit(ann, "k1")
+    assert ann.app.wallet("ann", "real").balance_cents == 500
+    # And verify names its save
+    position = position_of(attacker, "k1")
+    assert named(problems_of(ann), f"the save ending at position {position}")
+
+
+def test_an_answer_changed_without_its_hash_is_named_too(ann: Store, attacker: Attacker) -> None:
+    deposit(ann, "k1")
+    attacker.run(f"UPDATE {receipts.TABLE} SET answer = ?", (b'{"id":"forged"}',))
+    with pytest.raises(ReceiptUnsealed):
+        deposit(ann, "k1")
+    assert named(problems_of(ann), "holds an answer other than the one it was given")
+
+
+def test_a_receipt_removed_is_named_by_its_seal(ann: Store, attacker: Attacker) -> None:
+    deposit(ann, "k1")
+    position = position_of(attacker, "k1")
+    attacker.run(f"DELETE FROM {receipts.TABLE} WHERE key_id = ?", (stored_id(attacker, "k1"),))
+    assert named(problems_of(ann), f"the save ending at position {position} are not the ones")
+
+
+def test_a_forged_receipt_is_never_replayed_and_verify_names_it(
+    ann: Store, attacker: Attacker
+) -> None:
+    # Given an answer planted for a key the caller will send, so that its withdrawal
+    # would be "replayed" as done without being done
+    deposit(ann, "k1")
+    position = position_of(attacker, "k1")
+    answer = b'{"id":"planted"}'
+    key_id = receipt_uuid("planted")
+    attacker.run(
+        f"INSERT INTO {receipts.TABLE} ({receipts.INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (key_id.hex if attacker.dialect == "sqlite" else str(key_id), "planted", "fingerprint",
+         answer, receipts.hashlib.sha256(answer).hexdigest(), 0, position),
+    )  # fmt: skip
+    with pytest.raises(ReceiptUnsealed):
+        deposit(ann, "planted")
+    assert ann.app.wallet("ann", "real").balance_cents == 500
+    assert named(problems_of(ann), str(uuid.UUID(str(key_id))))

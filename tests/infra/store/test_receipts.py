@@ -1,0 +1,163 @@
+"""Receipts in their own table (infra/store/receipts.py), on both stores: kept beside
+the command's events, answered while they live, refused once expired, pruned without
+freeing the key, and changed by nothing but pruning."""
+
+from __future__ import annotations
+
+import datetime
+import sqlite3
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import psycopg
+import pytest
+
+from domain.errors import IdempotencyKeyExpired
+from domain.outcome import Receipt
+from domain.receipt import CommandReceipt
+from infra.audit.verify import verify
+from infra.store import receipts as receipt_rows
+from infra.store.store import Store
+from infra.workers import ReceiptPruner
+from tests.conftest import POSTGRES_URL, SEAL_KEY, StoreFactory, every_store_event
+
+DAY = datetime.timedelta(days=1)
+
+
+def remembered(key: str, fingerprint: str = "fingerprint") -> Receipt[Any]:
+    return Receipt(key, fingerprint, lambda movement: {"id": movement.transaction_id})
+
+
+def deposit(store: Store, key: str, cents: int = 500, fingerprint: str = "fingerprint") -> Any:
+    return store.app.deposit.with_receipt(remembered(key, fingerprint), "ann", "real", cents)
+
+
+@pytest.fixture
+def ann(store: Store) -> Store:
+    store.app.register_player("ann", "Ann")
+    return store
+
+
+class Service:
+    """The service's own connection to the store, as its role may use it."""
+
+    def __init__(self, stores: StoreFactory) -> None:
+        self.connection: Any
+        self.dialect = stores.backend
+        if stores.backend == "sqlite":
+            path = stores.url.removeprefix("sqlite:///")
+            self.connection = sqlite3.connect(path, isolation_level=None)
+        else:
+            self.connection = psycopg.connect(POSTGRES_URL, autocommit=True)
+            self.connection.execute(f"SET search_path TO {stores.schema}")
+
+    def run(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        if self.dialect == "postgres":
+            sql = sql.replace("?", "%s")
+        cursor = self.connection.execute(sql, params)
+        return list(cursor.fetchall()) if cursor.description else []
+
+
+@pytest.fixture
+def service(stores: StoreFactory, store: Store) -> Iterator[Service]:
+    own = Service(stores)
+    yield own
+    own.connection.close()
+
+
+def answers(service: Service) -> list[Any]:
+    return [row[0] for row in service.run(f"SELECT answer FROM {receipt_rows.TABLE}")]
+
+
+def later(store: Store, days: float) -> None:
+    """Move the application's clock `days` on."""
+    moved = datetime.datetime.now(datetime.UTC) + days * DAY
+    store.app.clock = lambda: moved
+
+
+def test_a_receipt_is_kept_beside_the_events_and_answers_a_repeat(
+    ann: Store, service: Service
+) -> None:
+    first = deposit(ann, "k1")
+    again = deposit(ann, "k1")
+    assert again.replayed and again.answer == first.answer
+    assert ann.app.wallet("ann", "real").balance_cents == 500
+    kinds = {type(event) for event in every_store_event(ann)}
+    assert CommandReceipt.Created not in kinds
+    assert len(answers(service)) == 1
+    assert verify(ann, None, lambda _: None, public_key=SEAL_KEY.public_key()).problems == []
+
+
+def test_a_key_past_its_retention_is_refused_and_nothing_is_done(ann: Store) -> None:
+    deposit(ann, "k1")
+    later(ann, 91)
+    with pytest.raises(IdempotencyKeyExpired):
+        deposit(ann, "k1")
+    with pytest.raises(IdempotencyKeyExpired):  # another body: the key is still taken
+        deposit(ann, "k1", 700, fingerprint="other")
+    assert ann.app.wallet("ann", "real").balance_cents == 500
+
+
+def test_the_retention_is_configurable(ann: Store) -> None:
+    deposit(ann, "k1")
+    ann.app.receipt_retention_days = 200
+    later(ann, 91)
+    assert deposit(ann, "k1").replayed
+
+
+def test_the_pruner_drops_expired_answers_keeps_the_key_and_verify_holds(
+    ann: Store, service: Service
+) -> None:
+    deposit(ann, "old")
+    later(ann, 60)
+    deposit(ann, "recent")
+    pruned = ReceiptPruner(ann).prune(datetime.datetime.now(datetime.UTC) + 91 * DAY)
+    assert pruned == 1
+    assert sorted(answer is None for answer in answers(service)) == [False, True]
+    with pytest.raises(IdempotencyKeyExpired):
+        deposit(ann, "old")
+    assert deposit(ann, "recent").replayed
+    assert ann.app.wallet("ann", "real").balance_cents == 1000
+    report = verify(ann, None, lambda _: None, public_key=SEAL_KEY.public_key())
+    assert report.problems == [] and report.receipts == 2
+
+
+def test_the_table_refuses_every_change_but_pruning(ann: Store, service: Service) -> None:
+    deposit(ann, "k1")
+    refused = (sqlite3.Error, psycopg.Error)
+    with pytest.raises(refused):
+        service.run(f"UPDATE {receipt_rows.TABLE} SET answer = ?", (b'{"id":"forged"}',))
+    with pytest.raises(refused):
+        service.run(f"UPDATE {receipt_rows.TABLE} SET fingerprint = 'other'")
+    with pytest.raises(refused):
+        service.run(f"DELETE FROM {receipt_rows.TABLE}")
+    if service.dialect == "postgres":
+        with pytest.raises(refused):
+            service.run(f"TRUNCATE {receipt_rows.TABLE}")
+    assert deposit(ann, "k1").replayed  # still there, unchanged
+    service.run(f"UPDATE {receipt_rows.TABLE} SET answer = NULL")  # pruning: allowed
+    with pytest.raises(IdempotencyKeyExpired):
+        deposit(ann, "k1")
+
+
+def test_one_request_sent_at_once_from_many_threads_lands_once(ann: Store) -> None:
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(lambda _: deposit(ann, "same"), range(16)))
+    assert sum(not outcome.replayed for outcome in outcomes) == 1
+    assert len({str(outcome.answer) for outcome in outcomes}) == 1
+    assert ann.app.wallet("ann", "real").balance_cents == 500
+
+
+def test_a_receipt_event_of_an_older_store_still_answers_and_expires(ann: Store) -> None:
+    # Stores written before the table hold receipts as events of the log.
+    movement = ann.app.deposit("ann", "real", 500).result
+    assert movement is not None
+    answer = {"id": movement.transaction_id}
+    ann.app.save(CommandReceipt("legacy", "fingerprint", answer))
+    again = deposit(ann, "legacy")
+    assert again.replayed and again.answer == answer
+    later(ann, 91)
+    with pytest.raises(IdempotencyKeyExpired):
+        deposit(ann, "legacy")
+    assert ann.app.wallet("ann", "real").balance_cents == 500
