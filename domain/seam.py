@@ -14,13 +14,12 @@ lost and never applied twice. Retries, batching and sharding belong here.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from concurrent.futures import Future
-from concurrent.futures import wait as futures_wait
+from dataclasses import dataclass
 from typing import (
     Any,
     ClassVar,
@@ -28,6 +27,7 @@ from typing import (
     Generic,
     ParamSpec,
     TypeVar,
+    cast,
     overload,
 )
 from uuid import UUID
@@ -38,10 +38,10 @@ from eventsourcing.persistence import (
     IntegrityError,
     InterfaceError,
     OperationalError,
+    StoredEvent,
 )
 from eventsourcing.utils import EnvType
 
-from domain.drivers import Pause, Save, Steps, waiting
 from domain.errors import (
     ConcurrencyExhausted,
     DomainError,
@@ -65,6 +65,21 @@ Sleep = Callable[[float], None]
 ATTEMPTS_MAX = 12
 BACK_OFF_SECONDS_FIRST = 0.001
 BACK_OFF_SECONDS_MAX = 0.1
+
+
+@dataclass(frozen=True)
+class _Save:
+    processing: ProcessingEvent[UUID]
+    stored: list[StoredEvent]
+
+
+@dataclass(frozen=True)
+class _Pause:
+    seconds: float
+
+
+# A command's attempts: they yield saves (sent back their notification ids) and pauses.
+_Steps = Generator[_Save | _Pause, list[int] | None, Outcome[T]]
 
 
 class CommandSeam(Application[UUID]):
@@ -127,36 +142,23 @@ class CommandSeam(Application[UUID]):
     ) -> Outcome[T]:
         """Run a command to its end in this thread."""
         steps = self._observed(self._attempts(command, receipt, name), name)
-        for wait in waiting(steps, self._store):
-            if isinstance(wait, Outcome):
-                return wait
-            if isinstance(wait, Future):
-                futures_wait([wait])
-            else:
-                self._sleep(wait)
-        raise AssertionError("the steps end with their outcome")
+        try:
+            step = next(steps)
+            while True:
+                if isinstance(step, _Pause):
+                    self._sleep(step.seconds)
+                    step = steps.send(None)
+                    continue
+                try:
+                    ids = self._store(step).result()
+                except Exception as error:
+                    step = steps.throw(error)
+                else:
+                    step = steps.send(ids)
+        except StopIteration as done:
+            return cast(Outcome[T], done.value)
 
-    async def arun(
-        self,
-        command: Callable[[Unit], T],
-        receipt: Receipt[T] | None = None,
-        name: str = "command",
-    ) -> Outcome[T]:
-        """Run a command to its end on the running event loop: its saves (through the
-        group commit) and pauses are awaited, no thread waits for them. Deciding still
-        runs on the loop, its point queries too (the receipt, loads the cache misses)."""
-        steps = self._observed(self._attempts(command, receipt, name), name)
-        for wait in waiting(steps, self._store):
-            if isinstance(wait, Outcome):
-                return wait
-            if isinstance(wait, Future):
-                # Its error, if any, is the attempts' to handle: `waiting` throws it in.
-                await asyncio.gather(asyncio.wrap_future(wait), return_exceptions=True)
-            else:
-                await asyncio.sleep(wait)
-        raise AssertionError("the steps end with their outcome")
-
-    def _observed(self, steps: Steps[T], name: str) -> Steps[T]:
+    def _observed(self, steps: _Steps[T], name: str) -> _Steps[T]:
         """The command's steps, its outcome told to the observer."""
         try:
             outcome = yield from steps
@@ -174,10 +176,10 @@ class CommandSeam(Application[UUID]):
 
     def _attempts(
         self, command: Callable[[Unit], T], receipt: Receipt[T] | None, name: str
-    ) -> Steps[T]:
+    ) -> _Steps[T]:
         """Each attempt of the command: decide, then yield its save and receive its
         notification ids (or the store's error); between attempts, yield a pause. The
-        driver (`run`, `arun`) does the waiting, so the rules stay free of how it waits."""
+        driver (`run`) does the waiting, so the rules stay free of how it waits."""
         reason = "stale"  # why the attempt after this one runs, should there be one
         for attempt in range(ATTEMPTS_MAX):
             if attempt:
@@ -213,7 +215,7 @@ class CommandSeam(Application[UUID]):
                 # Another command saved first: start again from fresh state.
                 reason = "conflict"
                 self._forget(aggregates)
-                yield Pause(self._back_off_seconds(attempt))
+                yield _Pause(self._back_off_seconds(attempt))
                 continue
             except (OperationalError, InterfaceError):
                 reason = "connection"
@@ -221,7 +223,7 @@ class CommandSeam(Application[UUID]):
                 if receipt is None:
                     raise  # Without a receipt we cannot tell whether the save landed.
                 # The receipt tells next time round whether it landed.
-                yield Pause(self._back_off_seconds(attempt))
+                yield _Pause(self._back_off_seconds(attempt))
                 continue
             assert ids is not None
             self._take_snapshots(save.processing)
@@ -238,15 +240,15 @@ class CommandSeam(Application[UUID]):
         """The last look at what a command is about to save; it may refuse it (a domain
         error) or add to it. The application guards player protection here."""
 
-    def _prepared(self, aggregates: list[Aggregate]) -> Save:
+    def _prepared(self, aggregates: list[Aggregate]) -> _Save:
         """The aggregates' new events, stored as the store will keep them (mapped in the
         command's own thread, not the committer's)."""
         processing: ProcessingEvent[UUID] = ProcessingEvent()
         processing.collect_events(*aggregates)
         stored = [self.mapper.to_stored_event(event) for event in processing.events]
-        return Save(processing, stored)
+        return _Save(processing, stored)
 
-    def _store(self, save: Save) -> Future[list[int]]:
+    def _store(self, save: _Save) -> Future[list[int]]:
         """Insert a save's events: through the group commit when it is on, else now."""
         if self._committer is not None:
             return self._committer.save(save.stored, lambda: self._cache(save.processing))
@@ -340,14 +342,6 @@ class BoundCommand(Generic[S, P, T]):
     def with_receipt(self, receipt: Receipt[T], *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
         """Run once per idempotency key: a repeat gets the first answer, changing nothing."""
         return self._seam.run(
-            lambda unit: self._method(self._seam, unit, *args, **kwargs), receipt, self.name
-        )
-
-    async def awith_receipt(
-        self, receipt: Receipt[T], *args: P.args, **kwargs: P.kwargs
-    ) -> Outcome[T]:
-        """`with_receipt` on the running event loop (`CommandSeam.arun`)."""
-        return await self._seam.arun(
             lambda unit: self._method(self._seam, unit, *args, **kwargs), receipt, self.name
         )
 

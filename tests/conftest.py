@@ -19,11 +19,10 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi.testclient import TestClient
 
-from domain.group_commit import GroupCommitSettings
 from domain.settings import GameSettings
 from infra.config import load_settings
 from infra.http.app import create_app
-from infra.store.store import DEFAULT_GROUP_COMMIT, Store, open_store
+from infra.store.store import Store, open_store
 from tests.contract import ContractClient
 
 POSTGRES_URL = os.environ.get(
@@ -77,20 +76,11 @@ class StoreFactory:
             return f"sqlite:///{self.tmp_path / 'casino.sqlite'}"
         return POSTGRES_URL
 
-    def open(
-        self,
-        games: GameSettings | None = None,
-        group_commit: GroupCommitSettings | None = DEFAULT_GROUP_COMMIT,
-    ) -> Store:
+    def open(self, games: GameSettings | None = None) -> Store:
         # Certification mode is on by default here, so tests can choose the cards.
         games = games or GameSettings(test_mode=True)
         store = open_store(
-            self.url,
-            postgres_schema=self.schema,
-            pool_size=2,
-            games=games,
-            seal_key=SEAL_KEY,
-            group_commit=group_commit,
+            self.url, postgres_schema=self.schema, pool_size=2, games=games, seal_key=SEAL_KEY
         )
         self.opened.append(store)
         return store

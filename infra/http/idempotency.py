@@ -11,21 +11,18 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 from fastapi import Depends, Request
-from starlette.concurrency import run_in_threadpool
 
 from domain.outcome import Outcome, Receipt
-from domain.seam import BoundCommand
 from infra.http.auth import COMMAND, OPERATOR, Principal
 from infra.http.problems import Problem
 from infra.http.responses import FastJSONResponse
 from infra.http.strict_json import PARSED_BODY
 
 T = TypeVar("T")
-P = ParamSpec("P")
 KEY_LENGTH_MAX = 128
 # Every command's answer names the log position that includes it; a read given that
 # position as `min_position` sees the command's effects (read-your-writes).
@@ -39,27 +36,10 @@ class Command:
 
     scoped_key: str
     fingerprint: str
-    # Whether saves go through the group commit: each is then a future to await.
-    awaitable: bool = False
 
     def receipt(self, body: Callable[[T], dict[str, Any]]) -> Receipt[T]:
         """The receipt of this request: its key, and how to shape the answer's body."""
         return Receipt(key=self.scoped_key, fingerprint=self.fingerprint, render=body)
-
-    async def run(
-        self,
-        bound: BoundCommand[Any, P, T],
-        body: Callable[[T], dict[str, Any]],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> Outcome[T]:
-        """Run the command once per key. With group commit on, on the event loop: no
-        thread waits for its save (`CommandSeam.arun`). Without, a save is the store's
-        own blocking call, so the command runs in a worker thread, as a sync route's."""
-        receipt = self.receipt(body)
-        if self.awaitable:
-            return await bound.awith_receipt(receipt, *args, **kwargs)
-        return await run_in_threadpool(bound.with_receipt, receipt, *args, **kwargs)
 
     @staticmethod
     def respond(outcome: Outcome[Any], status: int) -> FastJSONResponse:
@@ -86,7 +66,6 @@ async def _command(request: Request, principal: Principal) -> Command:
     return Command(
         scoped_key=f"{principal.key_digest}:{key}",
         fingerprint=_fingerprint(request.method, _target(request), body, parsed),
-        awaitable=request.app.state.store.app.group_commit is not None,
     )
 
 

@@ -54,12 +54,12 @@ PlayerId = Annotated[
 
 
 @router.post("", **answers(201, a.Player, PlayerExists))
-async def register_player(
+def register_player(
     body: NewPlayer, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Register a player; both wallets, real and play money, are opened with them."""
-    outcome = await command.run(
-        app_of(request).register_player, player_view, body.player_id, body.display_name
+    outcome = app_of(request).register_player.with_receipt(
+        command.receipt(player_view), body.player_id, body.display_name
     )
     return command.respond(outcome, 201)
 
@@ -76,15 +76,15 @@ async def register_player(
         PlayerExcluded,
     ),
 )
-async def deposit(
+def deposit(
     player_id: PlayerId,
     body: MoneyMovement,
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     """Deposit money into a wallet (from the cashier)."""
-    outcome = await command.run(
-        app_of(request).deposit, movement_view, player_id, body.mode, cents_of(body.amount)
+    outcome = app_of(request).deposit.with_receipt(
+        command.receipt(movement_view), player_id, body.mode, cents_of(body.amount)
     )
     return command.respond(outcome, 201)
 
@@ -93,15 +93,15 @@ async def deposit(
     "/{player_id}/withdrawals",
     **answers(201, a.Movement, UnknownPlayer, InvalidAmount, InsufficientFunds),
 )
-async def withdraw(
+def withdraw(
     player_id: PlayerId,
     body: MoneyMovement,
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     """Withdraw money from a wallet; never more than is available."""
-    outcome = await command.run(
-        app_of(request).withdraw, movement_view, player_id, body.mode, cents_of(body.amount)
+    outcome = app_of(request).withdraw.with_receipt(
+        command.receipt(movement_view), player_id, body.mode, cents_of(body.amount)
     )
     return command.respond(outcome, 201)
 
@@ -160,16 +160,15 @@ def get_dealer_points(request: Request, player_id: PlayerId, mode: Mode = "real"
     "/{player_id}/dealer-points/adjustments",
     **answers(201, a.PointsAdjusted, UnknownPlayer, InvalidPointsChange),
 )
-async def adjust_dealer_points(
+def adjust_dealer_points(
     player_id: PlayerId,
     body: PointsAdjustment,
     request: Request,
     command: Command = Depends(operator_command),
 ) -> JSONResponse:
     """An operator adjusts a wallet's dealer points, with a reason."""
-    outcome = await command.run(
-        app_of(request).adjust_points,
-        lambda wallet: {"player_id": player_id, "points": wallet.points},
+    outcome = app_of(request).adjust_points.with_receipt(
+        command.receipt(lambda wallet: {"player_id": player_id, "points": wallet.points}),
         player_id,
         body.mode,
         body.change,
@@ -206,14 +205,13 @@ def get_history(
 
 
 @router.post("/{player_id}/disconnect", **answers(200, a.Disconnection, UnknownPlayer))
-async def disconnect(
+def disconnect(
     request: Request, player_id: PlayerId, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """The upstream service lost this player: open P2P rounds are voided or go on,
     blackjack rounds in play are interrupted."""
-    outcome = await command.run(
-        app_of(request).disconnect,
-        lambda affected: {"player_id": player_id, "affected_rounds": affected},
+    outcome = app_of(request).disconnect.with_receipt(
+        command.receipt(lambda affected: {"player_id": player_id, "affected_rounds": affected}),
         player_id,
     )
     return command.respond(outcome, 200)

@@ -55,28 +55,23 @@ OPENING = (e.UnknownPlayer, e.TestModeDisabled, e.InvalidShoe, e.RoundInterrupte
 
 
 @router.post("/v1/baccarat/rounds", **answers(201, Round, *OPENING))
-async def open_baccarat_round(
+def open_baccarat_round(
     body: NewBaccaratRound, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Open a house baccarat round for bets, its shoe committed (`seed_commitment`)."""
-    outcome = await command.run(
-        app_of(request).open_house_round, round_view, body.player_id, body.mode, body.shoe
+    outcome = app_of(request).open_house_round.with_receipt(
+        command.receipt(round_view), body.player_id, body.mode, body.shoe
     )
     return command.respond(outcome, 201)
 
 
 @router.post("/v1/blackjack/rounds", **answers(201, Round, *OPENING, e.UnknownHall))
-async def open_blackjack_round(
+def open_blackjack_round(
     body: NewBlackjackRound, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Open a blackjack round in a hall for bets, its shoe committed."""
-    outcome = await command.run(
-        app_of(request).open_blackjack_round,
-        round_view,
-        body.player_id,
-        body.mode,
-        body.hall,
-        body.shoe,
+    outcome = app_of(request).open_blackjack_round.with_receipt(
+        command.receipt(round_view), body.player_id, body.mode, body.hall, body.shoe
     )
     return command.respond(outcome, 201)
 
@@ -85,17 +80,12 @@ async def open_blackjack_round(
     "/v1/rounds/{round_id}/bets",
     **answers(201, Round, *ON_A_ROUND, *STAKING, *AT_A_TABLE, e.UnknownSpot, e.InvalidBox),
 )
-async def place_bet(
+def place_bet(
     round_id: RoundId, body: NewBet, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Bet on a spot (baccarat) or a box (blackjack); the stake is held."""
-    outcome = await command.run(
-        app_of(request).place_bet,
-        round_view,
-        round_id,
-        body.target,
-        cents_of(body.amount),
-        body.player_id,
+    outcome = app_of(request).place_bet.with_receipt(
+        command.receipt(round_view), round_id, body.target, cents_of(body.amount), body.player_id
     )
     return command.respond(outcome, 201)
 
@@ -114,7 +104,7 @@ async def place_bet(
         e.BancoCalled,
     ),
 )
-async def remove_bet(
+def remove_bet(
     round_id: RoundId,
     spot_or_box: SpotOrBox,
     request: Request,
@@ -122,8 +112,8 @@ async def remove_bet(
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     """Take back the whole stake of one spot or box before the deal."""
-    outcome = await command.run(
-        app_of(request).remove_bet, round_view, round_id, spot_or_box, player_id
+    outcome = app_of(request).remove_bet.with_receipt(
+        command.receipt(round_view), round_id, spot_or_box, player_id
     )
     return command.respond(outcome, 200)
 
@@ -131,14 +121,16 @@ async def remove_bet(
 @router.delete(
     "/v1/rounds/{round_id}/bets", **answers(200, Round, *ON_A_ROUND, e.NoBets, e.BancoCalled)
 )
-async def cancel_bets(
+def cancel_bets(
     round_id: RoundId,
     request: Request,
     player_id: str | None = PlayerQuery,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     """Take back every stake of the round before the deal."""
-    outcome = await command.run(app_of(request).cancel_bets, round_view, round_id, player_id)
+    outcome = app_of(request).cancel_bets.with_receipt(
+        command.receipt(round_view), round_id, player_id
+    )
     return command.respond(outcome, 200)
 
 
@@ -146,11 +138,11 @@ async def cancel_bets(
     "/v1/rounds/{round_id}/repeat-bets",
     **answers(201, Round, *ON_A_ROUND, *STAKING, e.NoPreviousBets, e.BetsAlreadyPlaced),
 )
-async def repeat_bets(
+def repeat_bets(
     round_id: RoundId, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Bet again what the player bet in their last round in that hall and mode (blackjack)."""
-    outcome = await command.run(app_of(request).repeat_bets, round_view, round_id)
+    outcome = app_of(request).repeat_bets.with_receipt(command.receipt(round_view), round_id)
     return command.respond(outcome, 201)
 
 
@@ -166,11 +158,11 @@ async def repeat_bets(
         e.PlayerExcluded,  # an excluded player's own house round waits for its timeout
     ),
 )
-async def deal(
+def deal(
     round_id: RoundId, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Deal: baccarat plays the whole coup and settles; blackjack deals and waits for decisions."""
-    outcome = await command.run(app_of(request).deal, dealt_view, round_id)
+    outcome = app_of(request).deal.with_receipt(command.receipt(dealt_view), round_id)
     return command.respond(outcome, 200)
 
 
@@ -189,15 +181,15 @@ async def deal(
         e.PlayerExcluded,
     ),
 )
-async def act(
+def act(
     round_id: RoundId,
     body: NewAction,
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     """A blackjack decision for a box and hand."""
-    outcome = await command.run(
-        app_of(request).act, round_view, round_id, body.box, body.hand, body.action, body.player_id
+    outcome = app_of(request).act.with_receipt(
+        command.receipt(round_view), round_id, body.box, body.hand, body.action, body.player_id
     )
     return command.respond(outcome, 200)
 
@@ -217,11 +209,13 @@ async def act(
         e.PlayerExcluded,
     ),
 )
-async def banco(
+def banco(
     round_id: RoundId, body: Banco, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """At a player-banked table: the caller covers the whole bank, other bets returned."""
-    outcome = await command.run(app_of(request).call_banco, round_view, round_id, body.player_id)
+    outcome = app_of(request).call_banco.with_receipt(
+        command.receipt(round_view), round_id, body.player_id
+    )
     return command.respond(outcome, 201)
 
 

@@ -44,12 +44,12 @@ def _table(app: CasinoApplication) -> Callable[[Table], dict[str, Any]]:
 @router.post(
     "", **answers(201, MultiPlayerTable, e.UnknownTableGame, e.InvalidLimits, e.InvalidAmount)
 )
-async def open_table(
+def open_table(
     body: NewTable, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = await command.run(
-        app.open_table, _table(app), body.game, body.mode, body.bet_limits(), body.bank_limits()
+    outcome = app.open_table.with_receipt(
+        command.receipt(_table(app)), body.game, body.mode, body.bet_limits(), body.bank_limits()
     )
     return command.respond(outcome, 201)
 
@@ -74,22 +74,24 @@ def get_table(table_id: TableId, request: Request) -> FastJSONResponse:
         e.PlayerExcluded,
     ),
 )
-async def sit(
+def sit(
     table_id: TableId, body: Seating, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = await command.run(app.sit_at_table, _table(app), table_id, body.player_id, body.seat)
+    outcome = app.sit_at_table.with_receipt(
+        command.receipt(_table(app)), table_id, body.player_id, body.seat
+    )
     return command.respond(outcome, 201)
 
 
 @router.post(
     "/{table_id}/leave", **answers(200, MultiPlayerTable, *AT_A_TABLE, e.NotSeated, e.NotAtTable)
 )
-async def leave(
+def leave(
     table_id: TableId, body: Leaving, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = await command.run(app.leave_seat, _table(app), table_id, body.player_id)
+    outcome = app.leave_seat.with_receipt(command.receipt(_table(app)), table_id, body.player_id)
     return command.respond(outcome, 200)
 
 
@@ -99,14 +101,14 @@ async def leave(
         201, Round, e.UnknownTable, e.CoupInProgress, e.NoBank, e.TestModeDisabled, e.InvalidShoe
     ),
 )
-async def open_coup(
+def open_coup(
     table_id: TableId,
     request: Request,
     body: NewCoup | None = None,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     shoe = body.shoe if body is not None else None
-    outcome = await command.run(app_of(request).open_coup, round_view, table_id, shoe)
+    outcome = app_of(request).open_coup.with_receipt(command.receipt(round_view), table_id, shoe)
     return command.respond(outcome, 201)
 
 
@@ -132,15 +134,15 @@ async def open_coup(
         e.HouseBanked,
     ),
 )
-async def put_up_bank(
+def put_up_bank(
     table_id: TableId,
     body: PuttingUpTheBank,
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = await command.run(
-        app.put_up_bank, _table(app), table_id, body.player_id, cents_of(body.amount)
+    outcome = app.put_up_bank.with_receipt(
+        command.receipt(_table(app)), table_id, body.player_id, cents_of(body.amount)
     )
     return command.respond(outcome, 201)
 
@@ -149,11 +151,11 @@ async def put_up_bank(
     "/{table_id}/bank/decline",
     **answers(200, MultiPlayerTable, *AT_A_TABLE, e.NotOfferedTheBank, e.NotSeated, e.HouseBanked),
 )
-async def decline_bank(
+def decline_bank(
     table_id: TableId, body: Leaving, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = await command.run(app.decline_bank, _table(app), table_id, body.player_id)
+    outcome = app.decline_bank.with_receipt(command.receipt(_table(app)), table_id, body.player_id)
     return command.respond(outcome, 200)
 
 
@@ -161,9 +163,9 @@ async def decline_bank(
     "/{table_id}/bank/withdraw",
     **answers(200, MultiPlayerTable, *AT_A_TABLE, e.NotTheBanker, e.CoupInProgress, e.HouseBanked),
 )
-async def withdraw_bank(
+def withdraw_bank(
     table_id: TableId, body: Leaving, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = await command.run(app.withdraw_bank, _table(app), table_id, body.player_id)
+    outcome = app.withdraw_bank.with_receipt(command.receipt(_table(app)), table_id, body.player_id)
     return command.respond(outcome, 200)
