@@ -21,7 +21,8 @@ from eventsourcing.application import Repository, project_aggregate
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import EventStore
 
-# About 2 KB each for a table, a player or a wallet: a few MB at most.
+# A table, a player, a wallet or a round: about 0.5-1.2 KB pickled, a few KB in
+# memory; some MB at most.
 AGGREGATES_KEPT_MAX = 2_000
 # Further behind than this, the snapshot (every 100 to 200 events) is about as near.
 EVENTS_AFTER_KEPT_MAX = 100
