@@ -30,7 +30,7 @@ from typing import (
 )
 from uuid import UUID
 
-from eventsourcing.application import Application, ProcessingEvent, Repository
+from eventsourcing.application import Application, ProcessingEvent
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import (
     IntegrityError,
@@ -47,6 +47,7 @@ from domain.errors import (
     IdempotencyKeyReused,
     ReceiptUnsealed,
 )
+from domain.fresh_reads import FreshReads
 from domain.group_commit import GroupCommit, GroupCommitSettings, insert_of
 from domain.ids import receipt_uuid
 from domain.outcome import CommandObserver, Outcome, Receipt, Unobserved
@@ -118,10 +119,11 @@ class CommandSeam(Application[UUID]):
         self._keeps_receipts = bool(getattr(self.recorder, "keeps_receipts", False))
         self.snapshot_failures = 0
         self.observer: CommandObserver = Unobserved()
-        # Queries must see what other processes saved, so they read the store itself.
-        # Commands use the cached repository: a stale cached aggregate fails the
-        # optimistic-concurrency check, is forgotten, and reloaded.
-        self.fresh = Repository(event_store=self.events, snapshot_store=self.snapshots)
+        # Queries must see what other processes saved: what they keep is brought up to
+        # date with the store on every read (domain/fresh_reads.py). Commands use the
+        # cached repository: a stale cached aggregate fails the optimistic-concurrency
+        # check, is forgotten, and reloaded.
+        self.fresh = FreshReads(self.events, self.snapshots)
         self._committer: GroupCommit | None = None
 
     def observe(self, observer: CommandObserver) -> None:

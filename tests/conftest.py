@@ -172,6 +172,18 @@ def api(client: TestClient) -> Api:
     return Api(client)
 
 
+def seat_p2p_table(app: Any, table_type: str = "I", auto_confirm: bool = False) -> str:
+    """Dealer dan and player pat, each with $5,000, at a P2P table; its id."""
+    for name in ("dan", "pat"):
+        app.register_player(name, name)
+        app.deposit(name, "real", 500_000)
+    app.adjust_points("dan", "real", 100, "qualifies")
+    table = app.sit_as_dealer("dan", "real", table_type, auto_confirm).result
+    assert table is not None
+    app.join_as_player("pat", "real", table_type)
+    return str(table.table_id)
+
+
 def every_store_event(store: Store) -> list[Any]:
     notifications = store.app.recorder.select_notifications(start=1, limit=1_000_000)
     return [store.app.mapper.to_domain_event(n) for n in notifications]

@@ -4,7 +4,7 @@ import datetime
 
 from infra.store.store import Store
 from infra.workers import IdleRoundWorker
-from tests.conftest import StoreFactory
+from tests.conftest import StoreFactory, seat_p2p_table
 
 TIMEOUT = 600
 
@@ -35,23 +35,17 @@ def test_an_idle_house_round_is_voided_and_its_stake_returned(
 
 def test_an_idle_p2p_round_releases_the_dealers_hold_and_frees_the_table(store: Store) -> None:
     app = store.app
-    for name in ("dan", "pat"):
-        app.register_player(name, name)
-        app.deposit(name, "real", 500_000)
-    app.adjust_points("dan", "real", 100, "qualifies")
-    table = app.sit_as_dealer("dan", "real", "I", False).result
-    assert table is not None
-    app.join_as_player("pat", "real", "I")
-    round_ = app.confirm(table.table_id).result
+    table_id = seat_p2p_table(app)
+    round_ = app.confirm(table_id).result
     assert round_ is not None
     app.place_bet(round_.round_id, "banker", 500)
     assert IdleRoundWorker(store, TIMEOUT).void_idle_rounds(later(TIMEOUT + 1)) == [round_.round_id]
     assert app.wallet("dan", "real").held_cents == 0
     assert app.wallet("pat", "real").held_cents == 0
-    seen = app.p2p_table(table.table_id)
+    seen = app.p2p_table(table_id)
     assert seen.round_id is None
     assert seen.notice is not None and "voided" in seen.notice
-    assert app.confirm(table.table_id).result is not None  # the dealer can go on
+    assert app.confirm(table_id).result is not None  # the dealer can go on
 
 
 def test_an_idle_blackjack_round_never_dealt_is_voided_and_its_stakes_returned(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse
@@ -15,6 +15,7 @@ from infra.http.bodies import Confirmation, Leaving, NewDealer, NewTablePlayer
 from infra.http.contract import answers
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of
+from infra.http.responses import FastJSONResponse
 from infra.http.views.p2p import table_view
 from infra.http.views.rounds import round_view
 
@@ -105,10 +106,10 @@ def leave(
     dependencies=[Depends(READ)],
     **answers(200, P2PTableWithRound, e.UnknownTable),
 )
-def get_table(table_id: TableId, request: Request) -> dict[str, Any]:
+def get_table(table_id: TableId, request: Request) -> FastJSONResponse:
     """The table, with its current round in full."""
     app = app_of(request)
     table = app.p2p_table(table_id)
     view = table_view(app, table)
     view["current_round"] = round_view(app.round(table.round_id)) if table.round_id else None
-    return view
+    return FastJSONResponse(view)  # already JSON's own types: no second encoding pass

@@ -27,6 +27,7 @@ from infra.http.bodies import MoneyMovement, NewPlayer, PointsAdjustment, cents_
 from infra.http.contract import answers
 from infra.http.idempotency import Command, operator_command, service_command
 from infra.http.reading import app_of, min_position, projected
+from infra.http.responses import FastJSONResponse
 from infra.http.views.rounds import round_view
 from infra.http.views.wallets import (
     history_entry_view,
@@ -106,9 +107,9 @@ def withdraw(
 
 
 @router.get("/{player_id}", dependencies=[Depends(READ)], **answers(200, a.Player, UnknownPlayer))
-def get_player(request: Request, player_id: PlayerId) -> dict[str, Any]:
+def get_player(request: Request, player_id: PlayerId) -> FastJSONResponse:
     """The player."""
-    return player_view(app_of(request).player(player_id))
+    return FastJSONResponse(player_view(app_of(request).player(player_id)))
 
 
 @router.get(
@@ -116,9 +117,9 @@ def get_player(request: Request, player_id: PlayerId) -> dict[str, Any]:
     dependencies=[Depends(READ)],
     **answers(200, a.Wallet, UnknownPlayer),
 )
-def get_wallet(request: Request, mode: Mode, player_id: PlayerId) -> dict[str, Any]:
+def get_wallet(request: Request, mode: Mode, player_id: PlayerId) -> FastJSONResponse:
     """A wallet as it is now: balance, held in open rounds, available, dealer points."""
-    return wallet_view(app_of(request).wallet(player_id, mode))
+    return FastJSONResponse(wallet_view(app_of(request).wallet(player_id, mode)))
 
 
 @router.get(

@@ -23,6 +23,7 @@ from infra.http.bodies import (
 from infra.http.contract import answers
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of, min_position, projected
+from infra.http.responses import FastJSONResponse
 from infra.http.views.rounds import audit_view, dealt_view, round_view
 from projections import round_trail
 
@@ -221,9 +222,9 @@ def banco(
 @router.get(
     "/v1/rounds/{round_id}", dependencies=[Depends(READ)], **answers(200, Round, e.UnknownRound)
 )
-def get_round(round_id: RoundId, request: Request) -> dict[str, Any]:
+def get_round(round_id: RoundId, request: Request) -> FastJSONResponse:
     """The round, card by card (no secret while it is not over)."""
-    return round_view(app_of(request).round(round_id))
+    return FastJSONResponse(round_view(app_of(request).round(round_id)))
 
 
 @router.get(

@@ -22,6 +22,7 @@ from infra.http.bodies import Leaving, NewCoup, NewTable, PuttingUpTheBank, Seat
 from infra.http.contract import answers
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of
+from infra.http.responses import FastJSONResponse
 from infra.http.views.rounds import round_view
 from infra.http.views.tables import table_view
 
@@ -56,9 +57,9 @@ def open_table(
 @router.get(
     "/{table_id}", dependencies=[Depends(READ)], **answers(200, MultiPlayerTable, e.UnknownTable)
 )
-def get_table(table_id: TableId, request: Request) -> dict[str, Any]:
+def get_table(table_id: TableId, request: Request) -> FastJSONResponse:
     app = app_of(request)
-    return _table(app)(app.table(table_id))
+    return FastJSONResponse(_table(app)(app.table(table_id)))
 
 
 @router.post(

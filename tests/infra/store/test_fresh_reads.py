@@ -1,0 +1,43 @@
+"""Queries keep what they read (issue 15), yet never answer stale: a write by another
+process, on either store, shows in the very next read."""
+
+from __future__ import annotations
+
+from infra.store.store import Store
+from tests.conftest import StoreFactory, seat_p2p_table
+
+
+def test_a_read_sees_another_processs_deposit_at_once(stores: StoreFactory, store: Store) -> None:
+    store.app.register_player("alice", "Alice")
+    store.app.deposit("alice", "real", 5000)
+    assert store.app.wallet("alice", "real").balance_cents == 5000  # now kept
+    stores.open().app.deposit("alice", "real", 700)  # another process
+    assert store.app.wallet("alice", "real").balance_cents == 5700
+
+
+def test_a_kept_table_shows_the_round_another_process_played(
+    stores: StoreFactory, store: Store
+) -> None:
+    table_id = seat_p2p_table(store.app, auto_confirm=True)
+    before = store.app.p2p_table(table_id)
+    other = stores.open().app
+    assert before.round_id is not None
+    other.place_bet(before.round_id, "banker", 1000)
+    other.deal(before.round_id)
+    after = store.app.p2p_table(table_id)
+    assert (after.rounds_played, after.round_id) == (
+        before.rounds_played + 1,
+        other.p2p_table(table_id).round_id,
+    )
+    assert store.app.round(before.round_id).outcome is not None
+    assert before.rounds_played == 0  # what an earlier reader holds is never changed
+
+
+def test_the_queries_cache_is_bounded(store: Store) -> None:
+    reads = store.app.fresh
+    reads.kept_max = 3
+    for n in range(5):
+        store.app.register_player(f"p{n}", f"P{n}")
+        store.app.player(f"p{n}")
+    assert reads.kept_count() == 3
+    assert [p.display_name for p in map(store.app.player, ["p0", "p4"])] == ["P0", "P4"]
