@@ -194,16 +194,20 @@ class CommandSeam(Application[UUID]):
     ) -> _Steps[T]:
         """Each attempt of the command: decide, then yield its save and receive its
         notification ids (or the store's error); between attempts, yield a pause. The
-        driver (`run`) does the waiting, so the rules stay free of how it waits."""
+        driver (`run`) does the waiting, so the rules stay free of how it waits.
+
+        A store that keeps receipts in a table of their own (one receipt per key,
+        whichever kind: infra/store/receipts.py) is not asked for a key's receipt
+        before the command runs: a repeated request's save fails on the key, and only
+        then is it answered from the receipt; so is a refusal, or a save of no event,
+        should the key have one. Other stores are asked first."""
         reason = "stale"  # why the attempt after this one runs, should there be one
+        look_first = not self._keeps_receipts
         for attempt in range(ATTEMPTS_MAX):
             if attempt:
                 self.observer.retried(name, reason)
-            if receipt is not None:
-                earlier = self._earlier_answer(receipt)
-                if earlier is not None:
-                    head = self.recorder.max_notification_id() or 0
-                    return Outcome(result=None, answer=earlier, replayed=True, position=head)
+            if receipt is not None and look_first and (replay := self._replay(receipt)):
+                return replay
             unit = Unit(self.repository, self.box)
             reason = "stale"
             try:
@@ -214,10 +218,15 @@ class CommandSeam(Application[UUID]):
                 # another process has moved on is no answer: decide again on fresh state.
                 if self._forget_stale(unit, unit.aggregates()):
                     continue
+                if receipt is not None and not look_first and (replay := self._replay(receipt)):
+                    return replay  # The first answer, not a refusal of the state since.
                 raise
             answer = receipt.render(result) if receipt is not None else None
             aggregates = unit.aggregates()
             records = self._receipts(receipt, answer, aggregates)
+            no_key_to_fail_on = receipt is not None and not records and not look_first
+            if no_key_to_fail_on and (replay := self._replay(receipt)):  # type: ignore[arg-type]
+                return replay
             check_postings_balance(aggregates)
             # A decision taken on an aggregate only read: the save will not check that one.
             if self._forget_stale(unit, [a for a in aggregates if not a.pending_events]):
@@ -226,9 +235,11 @@ class CommandSeam(Application[UUID]):
             try:
                 ids = yield save
             except IntegrityError:
+                self._forget(aggregates)
+                if records and (replay := self._replay(receipt)):  # type: ignore[arg-type]
+                    return replay  # The save failed on the key: a repeated request.
                 # Another command saved first: start again from fresh state.
                 reason = "conflict"
-                self._forget(aggregates)
                 yield _Pause(self._back_off_seconds(attempt))
                 continue
             except (OperationalError, InterfaceError):
@@ -237,6 +248,7 @@ class CommandSeam(Application[UUID]):
                 if receipt is None:
                     raise  # Without a receipt we cannot tell whether the save landed.
                 # The receipt tells next time round whether it landed.
+                look_first = True
                 yield _Pause(self._back_off_seconds(attempt))
                 continue
             assert ids is not None
@@ -249,6 +261,15 @@ class CommandSeam(Application[UUID]):
             "the command kept conflicting with concurrent commands; nothing was applied, "
             "retry it with the same Idempotency-Key"
         )
+
+    def _replay(self, receipt: Receipt[Any]) -> Outcome[Any] | None:
+        """The outcome of a repeated request, answered from its key's receipt; None
+        when the key has none (an untrusted, expired or reused one is refused)."""
+        earlier = self._earlier_answer(receipt)
+        if earlier is None:
+            return None
+        head = self.recorder.max_notification_id() or 0
+        return Outcome(result=None, answer=earlier, replayed=True, position=head)
 
     def before_save(self, unit: Unit) -> None:
         """The last look at what a command is about to save; it may refuse it (a domain

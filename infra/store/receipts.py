@@ -32,10 +32,11 @@ from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
 
-from domain.receipt import FoundReceipt, ReceiptRecord
+from domain.receipt import CommandReceipt, FoundReceipt, ReceiptRecord
 from infra.store import seal as seals
 
 TABLE = "command_receipts"
+RECEIPT_EVENT_TOPIC = CommandReceipt.Created.TOPIC  # how older stores keep receipts
 INSERT_COLUMNS = "key_id, scoped_key, fingerprint, answer, answer_sha256, recorded_ms, position"
 LINE_COLUMNS = "key_id, scoped_key, fingerprint, answer_sha256, recorded_ms, position"
 PRUNE_BATCH = 1_000  # rows per pruning transaction: short locks, bounded work
@@ -56,6 +57,14 @@ WHEN NEW.answer IS NOT NULL OR NEW.key_id IS NOT OLD.key_id
 BEGIN SELECT RAISE(ABORT, 'command receipts are immutable but for pruning their answer'); END;
 CREATE TRIGGER IF NOT EXISTS {TABLE}_refuse_delete BEFORE DELETE ON {TABLE}
 BEGIN SELECT RAISE(ABORT, 'command receipts are immutable: DELETE refused'); END;
+CREATE TRIGGER IF NOT EXISTS {TABLE}_key_free BEFORE INSERT ON {TABLE}
+WHEN EXISTS (SELECT 1 FROM stored_events WHERE originator_id = NEW.key_id
+    AND originator_version = 1)
+BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: this key''s receipt is in the log'); END;
+CREATE TRIGGER IF NOT EXISTS stored_events_receipt_key_free BEFORE INSERT ON stored_events
+WHEN NEW.topic = '{RECEIPT_EVENT_TOPIC}'
+    AND EXISTS (SELECT 1 FROM {TABLE} WHERE key_id = NEW.originator_id)
+BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: this key has a receipt already'); END;
 """
 
 POSTGRES_SCHEMA = """
@@ -82,6 +91,31 @@ CREATE OR REPLACE TRIGGER {table}_prune_only BEFORE UPDATE OR DELETE ON {schema}
     FOR EACH ROW EXECUTE FUNCTION {schema}.refuse_receipt_change();
 CREATE OR REPLACE TRIGGER {table}_refuse_truncate BEFORE TRUNCATE ON {schema}.{table}
     FOR EACH STATEMENT EXECUTE FUNCTION {schema}.refuse_event_change();
+-- One key, one receipt, whichever kind: a row here, or an event of the log.
+CREATE OR REPLACE FUNCTION {schema}.receipt_key_free() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM {schema}.{events}
+            WHERE originator_id = NEW.key_id AND originator_version = 1) THEN
+        RAISE EXCEPTION 'this Idempotency-Key has a receipt in the log already'
+            USING ERRCODE = 'unique_violation';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE OR REPLACE FUNCTION {schema}.receipt_event_key_free() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM {schema}.{table} WHERE key_id = NEW.originator_id) THEN
+        RAISE EXCEPTION 'this Idempotency-Key has a receipt already'
+            USING ERRCODE = 'unique_violation';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE OR REPLACE TRIGGER {table}_key_free BEFORE INSERT ON {schema}.{table}
+    FOR EACH ROW EXECUTE FUNCTION {schema}.receipt_key_free();
+CREATE OR REPLACE TRIGGER {events}_receipt_key_free BEFORE INSERT ON {schema}.{events}
+    FOR EACH ROW WHEN (NEW.topic = '{receipt_topic}')
+    EXECUTE FUNCTION {schema}.receipt_event_key_free();
 """
 
 

@@ -187,7 +187,12 @@ def create_postgres_schema(database: PostgresDatabase) -> None:
     immutable = "".join(
         _POSTGRES_IMMUTABLE.format(schema=schema, table=table) for table in LOG_TABLES
     )
-    receipts_table = receipts.POSTGRES_SCHEMA.format(schema=schema, table=receipts.TABLE)
+    receipts_table = receipts.POSTGRES_SCHEMA.format(
+        schema=schema,
+        table=receipts.TABLE,
+        events=POSTGRES_EVENTS_TABLE,
+        receipt_topic=receipts.RECEIPT_EVENT_TOPIC,
+    )
     database.script(store + immutable + receipts_table + all_schemas())
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from domain.errors import IdempotencyKeyExpired
+from domain.errors import IdempotencyKeyExpired, IdempotencyKeyReused
 from domain.outcome import Receipt
 from domain.receipt import CommandReceipt
 from infra.audit.verify import verify
@@ -161,3 +161,28 @@ def test_a_receipt_event_of_an_older_store_still_answers_and_expires(ann: Store)
     with pytest.raises(IdempotencyKeyExpired):
         deposit(ann, "legacy")
     assert ann.app.wallet("ann", "real").balance_cents == 500
+
+
+def test_a_repeat_gets_its_first_answer_even_where_the_command_would_now_be_refused(
+    ann: Store,
+) -> None:
+    # The repeat is not run against today's state: the balance is gone since
+    deposit(ann, "top-up")
+    withdrawal = Receipt("all", "fingerprint", lambda movement: {"id": movement.transaction_id})
+    first = ann.app.withdraw.with_receipt(withdrawal, "ann", "real", 500)
+    again = ann.app.withdraw.with_receipt(withdrawal, "ann", "real", 500)
+    assert again.replayed and again.answer == first.answer
+    assert ann.app.wallet("ann", "real").balance_cents == 0
+
+
+def test_a_command_that_saves_nothing_keeps_its_receipt_and_answers_a_repeat(ann: Store) -> None:
+    # No event to hang a row on: the receipt is an event of the log, one per key still
+    said = Receipt("nothing", "fingerprint", lambda result: {"said": result})
+    first = ann.app.run(lambda unit: "nothing to do", said)
+    again = ann.app.run(lambda unit: "something else", said)
+    assert not first.replayed and again.replayed
+    assert again.answer == {"said": "nothing to do"}
+    reused = Receipt("nothing", "another request", lambda movement: {"id": movement.transaction_id})
+    with pytest.raises(IdempotencyKeyReused):  # the key is taken, whichever kind its receipt
+        ann.app.deposit.with_receipt(reused, "ann", "real", 500)
+    assert ann.app.wallet("ann", "real").balance_cents == 0
