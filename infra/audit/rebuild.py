@@ -15,9 +15,10 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.store import Store
@@ -44,16 +45,82 @@ def compare_with_rebuild(store: Store, progress: Callable[[int], None]) -> Compa
 def rebuild(store: Store, progress: Callable[[int], None], *, replace: bool) -> Comparison:
     """Compare the live read models with a rebuild; with `replace`, swap the rebuild
     in where they differ."""
-    with _scratch(store) as scratch:
-        with store.database.snapshot() as live:
-            position = position_in(live)
+    with scratch_projector(store) as scratch:
+        comparison = compare(store, scratch, progress)
+        if replace and comparison.differences:
+            _swap_in(store, scratch, progress)
+    return comparison
+
+
+def compare(store: Store, scratch: Projector, progress: Callable[[int], None]) -> Comparison:
+    """Bring the scratch copy up to the live read models' position, from the log, and
+    compare the two. The scratch copy may have been fed part of the way already
+    (`Projector.feed`); one that went past the live models (rebuilt meanwhile) is
+    not used: a fresh rebuild is compared instead."""
+    with store.database.snapshot() as live:
+        position = position_in(live)
+        ahead = scratch.position() > position
+        if not ahead:
             while applied := scratch.apply_next_batch(up_to=position):
                 progress(applied)
             with scratch.database.read() as rebuilt:
                 found = differences(live, rebuilt, TABLES)
-        if replace and found:
-            _swap_in(store, scratch, progress)
+    if ahead:  # (outside the snapshot: the fresh rebuild takes one of its own)
+        return rebuild(store, progress, replace=False)
     return Comparison(position, found)
+
+
+class Aside:
+    """A rebuild aside fed by a pass that reads the log for other checks too (`casino
+    audit verify`): each event is read and decoded once. The events up to the live
+    read models' position (as of opening) go to the scratch copy a batch at a time;
+    `compare` brings it the rest from the log and compares. At an event that cannot
+    be read or applied the feeding stops, and the rest is read from the log as
+    `rebuild` reads it, which meets the same event and fails the same way."""
+
+    def __init__(self, store: Store, progress: Callable[[int], None]) -> None:
+        self.store, self.progress = store, progress
+        self.stack = ExitStack()
+        self.batch: list[tuple[int, Any]] = []
+        self.feeding = False
+        self.error: Exception | None = None
+        try:
+            self.scratch = self.stack.enter_context(scratch_projector(store))
+            self.up_to = store.projector.position()
+            self.feeding = True
+        except Exception as error:  # Named by whoever compares, as a failed rebuild is.
+            self.error = error
+
+    def add(self, position: int, event: Any) -> None:
+        if self.feeding and position <= self.up_to:
+            self.batch.append((position, event))
+            if len(self.batch) >= SCRATCH_BATCH_SIZE:
+                self._feed()
+
+    def stop(self) -> None:
+        """An event that cannot be read: feed what came before it, and no more."""
+        self._feed()
+        self.feeding = False
+
+    def _feed(self) -> None:
+        if self.feeding and self.batch:
+            try:
+                self.scratch.feed(self.batch)
+            except Exception:  # Met again, and named, where the log is read in `compare`.
+                self.feeding = False
+        self.batch = []
+
+    def compare(self) -> Comparison:
+        if self.error is not None:
+            raise self.error
+        self._feed()
+        return compare(self.store, self.scratch, self.progress)
+
+    def __enter__(self) -> Aside:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stack.close()
 
 
 def _swap_in(store: Store, scratch: Projector, progress: Callable[[int], None]) -> None:
@@ -83,7 +150,7 @@ def _scratch_projector(store: Store, database: Database) -> Projector:
 
 
 @contextmanager
-def _scratch(store: Store) -> Iterator[Projector]:
+def scratch_projector(store: Store) -> Iterator[Projector]:
     """A private copy of the read models, which no other projector writes: no lock."""
     database: Database
     if isinstance(store.database, PostgresDatabase):

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ from domain.tables import coup as coup_topics
 from domain.tables.audit import verify_coup
 from infra.audit.bank_check import BankCheck
 from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
-from infra.audit.rebuild import compare_with_rebuild
+from infra.audit.rebuild import Aside
 from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
 from infra.audit.snapshot_check import snapshot_problems, wallet_problems
 from infra.store import chain as event_chain
@@ -132,50 +133,57 @@ def verify(
     rounds = _Rounds(round_id, versions, books)
     banks = BankCheck()
     unreadable = Problems("unreadable events")
-    for position, notification, row in side_by_side(
-        notifications(store, progress, up_to), chain_rows(store, up_to)
-    ):
-        chain.check(position, notification, row)
-        if notification is not None:
-            sealing.add(position, notification)
-        if hidden_from is None or position < hidden_from:
-            report.head_position, report.head_link = chain.head_position, chain.recomputed
-        if notification is None:
-            continue
-        report.events += 1
-        versions.check(position, notification)
-        try:
-            event = store.app.mapper.to_domain_event(notification)
-        except Exception as error:
-            unreadable.add(
-                f"event at position {position} ({name_of(notification)}) cannot be read: {error!r}"
-            )
-            continue
-        books.add(position, event)
-        banks.add(event)
-        rounds.add(position, event)
-        if notification.topic in ONE_EVENT_AGGREGATES:
-            versions.forget(event.originator_id)
-            report.receipts += 1
-    rounds.finish()
-    report.rounds = rounds.checked
-    report.problems += (
-        _outside_the_log(store)
-        + chain.finish()
-        + sealing.finish(sealed_store_expected=public_key is not None)
-        + versions.problems.all()
-        + unreadable.all()
-        + books.finish(store, up_to)
-        + banks.finish()
-        + rounds.problems.all()
-    )
-    if round_id is not None and rounds.checked == 0:
-        report.problems.append(f"no round {round_id} in the store")
-    report.seals, report.notes = sealing.count, sealing.notes
-    if round_id is None:
-        report.problems += _read_model_problems(store, progress)
-        report.problems += _outside_problems(store, report, public_key, witness)
-        report.problems += _wallet_problems(store, books, up_to)
+    # The read models' rebuild aside is fed from this same pass: the log is read once.
+    with Aside(store, progress) if round_id is None else nullcontext() as aside:
+        for position, notification, row in side_by_side(
+            notifications(store, progress, up_to), chain_rows(store, up_to)
+        ):
+            chain.check(position, notification, row)
+            if notification is not None:
+                sealing.add(position, notification)
+            if hidden_from is None or position < hidden_from:
+                report.head_position, report.head_link = chain.head_position, chain.recomputed
+            if notification is None:
+                continue
+            report.events += 1
+            versions.check(position, notification)
+            try:
+                event = store.app.mapper.to_domain_event(notification)
+            except Exception as error:
+                unreadable.add(
+                    f"event at position {position} ({name_of(notification)}) cannot be read: "
+                    f"{error!r}"
+                )
+                if aside is not None:
+                    aside.stop()
+                continue
+            if aside is not None:
+                aside.add(position, event)
+            books.add(position, event)
+            banks.add(event)
+            rounds.add(position, event)
+            if notification.topic in ONE_EVENT_AGGREGATES:
+                versions.forget(event.originator_id)
+                report.receipts += 1
+        rounds.finish()
+        report.rounds = rounds.checked
+        report.problems += (
+            _outside_the_log(store)
+            + chain.finish()
+            + sealing.finish(sealed_store_expected=public_key is not None)
+            + versions.problems.all()
+            + unreadable.all()
+            + books.finish(store, up_to)
+            + banks.finish()
+            + rounds.problems.all()
+        )
+        if round_id is not None and rounds.checked == 0:
+            report.problems.append(f"no round {round_id} in the store")
+        report.seals, report.notes = sealing.count, sealing.notes
+        if aside is not None:
+            report.problems += _read_model_problems(aside)
+            report.problems += _outside_problems(store, report, public_key, witness)
+            report.problems += _wallet_problems(store, books, up_to)
     return report
 
 
@@ -232,10 +240,10 @@ def _wallet_problems(store: Store, books: _Books, up_to: int) -> list[str]:
     return wallet_problems(store, books.wallets)
 
 
-def _read_model_problems(store: Store, progress: Callable[[int], None]) -> list[str]:
+def _read_model_problems(aside: Aside) -> list[str]:
     """The live read models against a rebuild from the events, made aside."""
     try:
-        found = compare_with_rebuild(store, progress).differences
+        found = aside.compare().differences
     except Exception as error:  # Events it cannot read are named above already.
         return [f"the read models could not be rebuilt to compare: {error!r}"]
     return [f"the read model {difference} (live against a rebuild)" for difference in found]
