@@ -49,7 +49,7 @@ from domain.tables import coup as coup_topics
 from domain.tables.audit import verify_coup
 from infra.audit.bank_check import BankCheck
 from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
-from infra.audit.rebuild import Aside
+from infra.audit.rebuild import Aside, fewer_collections
 from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
 from infra.audit.snapshot_check import snapshot_problems, wallet_problems
 from infra.store import chain as event_chain
@@ -91,14 +91,14 @@ class AuditReport:
 
 def notifications(store: Store, progress: Callable[[int], None], up_to: int) -> Iterator[Any]:
     position = 0
-    # Bounded here rather than with the library's `stop`: PostgreSQL's generic plan
-    # for a prepared range query reads the log three times slower.
-    while position < up_to and (
-        batch := store.app.recorder.select_notifications(
-            start=position, limit=BATCH, inclusive_of_start=False
-        )
-    ):
-        yield from (notification for notification in batch if notification.id <= up_to)
+    while position < up_to:
+        # As the store's projector reads the log (on SQLite, a faster reader than the
+        # library's recorder), a page at a time.
+        with store.database.read() as cursor:
+            batch = store.projector.read_notifications(cursor, position, BATCH, up_to)
+        if not batch:
+            return
+        yield from batch
         position = batch[-1].id
         progress(len(batch))
 
@@ -115,6 +115,18 @@ def verify(
     chain links noted earlier, by position, that must still be what they were;
     `public_key` checks every seal's signature; `witness` is a file of checkpoints
     (infra/witness.py), each of which the store must still hold."""
+    with fewer_collections():
+        return _verify(store, round_id, progress, anchors or {}, public_key, witness)
+
+
+def _verify(
+    store: Store,
+    round_id: str | None,
+    progress: Callable[[int], None],
+    anchors: Mapping[int, str],
+    public_key: Ed25519PublicKey | None,
+    witness: Path | None,
+) -> AuditReport:
     report = AuditReport()
     try:
         store.projector.catch_up()  # The books are compared with the read models.
@@ -127,7 +139,7 @@ def verify(
         hidden_from = report.hidden_from = event_chain.first_hidden_position(cursor)
     up_to = max(chain_head, store.projector.head(), seal_head(store))
     sealing = SealCheck(stored_seals(store), public_key)
-    chain = ChainCheck(anchors or {}, hidden_from)
+    chain = ChainCheck(anchors, hidden_from)
     versions = _Versions()
     books = _Books()
     rounds = _Rounds(round_id, versions, books)
