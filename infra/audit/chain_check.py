@@ -95,13 +95,20 @@ class ChainCheck:
         previous = self.last.link if self.last is not None else event_chain.GENESIS
         mine = None
         if notification is not None:
+            # The id as text once: str(UUID) was a measurable share of the pass.
             aggregate = str(notification.originator_id)
+            fields = (
+                aggregate,
+                int(notification.originator_version),
+                str(notification.topic),
+                bytes(notification.state),
+            )
             if row is not None and row.originator_id == aggregate:
-                mine = event_chain.link(previous, notification)
+                mine = event_chain.link_of(previous, *fields)
             self.recomputed = (
                 mine
                 if mine is not None and self.recomputed == previous
-                else event_chain.link(self.recomputed, notification)
+                else event_chain.link_of(self.recomputed, *fields)
             )
             self.head_position = position
             self._check_anchor(position)
