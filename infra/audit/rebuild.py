@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infra.audit.pages import log_pages, prefetched
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.store import Store
 from projections.base import Cursor, Database, insert_rows
@@ -48,11 +49,29 @@ def compare_with_rebuild(store: Store, progress: Callable[[int], None]) -> Compa
 def rebuild(store: Store, progress: Callable[[int], None], *, replace: bool) -> Comparison:
     """Compare the live read models with a rebuild; with `replace`, swap the rebuild
     in where they differ."""
-    with fewer_collections(), scratch_projector(store) as scratch:
-        comparison = compare(store, scratch, progress)
+    with fewer_collections(), Aside(store, progress) as aside:
+        if aside.feeding:
+            _feed_from_the_log(store, aside, progress)
+        comparison = aside.compare()
         if replace and comparison.differences:
-            _swap_in(store, scratch, progress)
+            _swap_in(store, aside.scratch, progress)
     return comparison
+
+
+def _feed_from_the_log(store: Store, aside: Aside, progress: Callable[[int], None]) -> None:
+    """The log up to the live read models, each page read while the one before is
+    decoded and applied (infra/audit/pages.py)."""
+    for page in prefetched(log_pages(store, aside.up_to)):
+        if not aside.feeding:
+            return  # An event could not be applied: `compare` reads on from before it.
+        for notification in page:
+            try:
+                event = store.projector.to_event(notification)
+            except Exception:  # Read again from the log in `compare`, which raises it.
+                aside.stop()
+                return
+            aside.add(notification.id, event)
+        progress(len(page))
 
 
 def compare(store: Store, scratch: Projector, progress: Callable[[int], None]) -> Comparison:

@@ -29,7 +29,7 @@ start at version 1.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +49,7 @@ from domain.tables import coup as coup_topics
 from domain.tables.audit import verify_coup
 from infra.audit.bank_check import BankCheck
 from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
+from infra.audit.pages import events_of, log_pages
 from infra.audit.rebuild import Aside, fewer_collections
 from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
 from infra.audit.snapshot_check import snapshot_problems, wallet_problems
@@ -60,7 +61,6 @@ from projections import balances
 from projections.round_trail import ENDED
 from projections.runner import position_in
 
-BATCH = 5000  # events per page read: fewer round trips, little more memory
 OUTSIDE_LISTED_MAX = 100
 VERIFIERS = {
     baccarat_topics.ROUND: verify_baccarat_round,
@@ -87,20 +87,6 @@ class AuditReport:
     witness_checkpoints: int = 0
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-
-
-def notifications(store: Store, progress: Callable[[int], None], up_to: int) -> Iterator[Any]:
-    position = 0
-    while position < up_to:
-        # As the store's projector reads the log (on SQLite, a faster reader than the
-        # library's recorder), a page at a time.
-        with store.database.read() as cursor:
-            batch = store.projector.read_notifications(cursor, position, BATCH, up_to)
-        if not batch:
-            return
-        yield from batch
-        position = batch[-1].id
-        progress(len(batch))
 
 
 def verify(
@@ -148,7 +134,7 @@ def _verify(
     # The read models' rebuild aside is fed from this same pass: the log is read once.
     with Aside(store, progress) if round_id is None else nullcontext() as aside:
         for position, notification, row in side_by_side(
-            notifications(store, progress, up_to), chain_rows(store, up_to)
+            events_of(log_pages(store, up_to), progress), chain_rows(store, up_to)
         ):
             chain.check(position, notification, row)
             if notification is not None:
