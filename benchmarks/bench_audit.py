@@ -4,7 +4,10 @@
 the application (deposits, house and P2P baccarat rounds, blackjack rounds) until
 it holds at least EVENTS events; `python -m benchmarks.bench_audit verify URL
 [SCHEMA]` runs the verification in this process and prints its time and peak
-resident memory. SCHEMA is the PostgreSQL schema (default `public`).
+resident memory; `python -m benchmarks.bench_audit rebuild URL [SCHEMA]` does the
+same for `casino projections rebuild --check` (rebuild aside and compare). Both
+print events per second of wall clock and per CPU-second. SCHEMA is the PostgreSQL
+schema (default `public`).
 Not part of `make bench`: filling 100,000 events takes a few minutes.
 """
 
@@ -16,6 +19,7 @@ import sys
 import time
 
 from benchmarks.bench_blackjack_rounds import play_round
+from infra.audit.rebuild import rebuild
 from infra.audit.verify import verify
 from infra.logs import configure_logging
 from infra.store.store import Store, open_store
@@ -69,15 +73,23 @@ def main() -> None:
         if command == "fill":
             count = fill(store, int(sys.argv[3]))
             done = f"filled {count} events"
+        elif command == "rebuild":
+            comparison = rebuild(store, lambda _: None, replace=False)
+            count = comparison.position
+            done = f"rebuilt {count} events, {len(comparison.differences)} differences"
         else:
             report = verify(store, None, lambda _: None)
+            count = report.events
             done = (
                 f"verified {report.events} events, {report.rounds} rounds, "
                 f"{len(report.problems)} problems"
             )
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"{done} in {elapsed:.1f} s ({cpu:.1f} s CPU); peak RSS {peak_mib:.0f} MiB")
+        print(
+            f"{done} in {elapsed:.1f} s ({cpu:.1f} s CPU); {count / elapsed:,.0f} events/s, "
+            f"{count / cpu:,.0f} per CPU-second; peak RSS {peak_mib:.0f} MiB"
+        )
     finally:
         store.close()
 

@@ -35,10 +35,13 @@ def _table_differences(
     changed: list[Key] = []
     after: Key | None = None
     while True:
-        live_page = _page(live, table, keys, after, None, PAGE_ROWS)
-        upto = next(reversed(live_page)) if len(live_page) == PAGE_ROWS else None
-        rebuilt_page = _page(rebuilt, table, keys, after, upto, None)
-        if live_page != rebuilt_page:  # (equal pages, the usual case: one comparison)
+        live_rows = _rows(live, table, keys, after, None, PAGE_ROWS)
+        upto = tuple(live_rows[-1][: len(keys)]) if len(live_rows) == PAGE_ROWS else None
+        rebuilt_rows = _rows(rebuilt, table, keys, after, upto, None)
+        # Both in key order: equal lists, the usual case, are equal pages, found without
+        # a dictionary of each (a third of a rebuild's compare, measured).
+        if live_rows != rebuilt_rows:
+            live_page, rebuilt_page = _by_key(live_rows, keys), _by_key(rebuilt_rows, keys)
             only_live += [key for key in live_page if key not in rebuilt_page]
             only_rebuilt += [key for key in rebuilt_page if key not in live_page]
             changed += [
@@ -60,15 +63,19 @@ def _table_differences(
     ]
 
 
-def _page(
+def _by_key(found: list[Sequence[Any]], keys: tuple[str, ...]) -> dict[Key, Sequence[Any]]:
+    return {tuple(row[: len(keys)]): tuple(row[len(keys) :]) for row in found}
+
+
+def _rows(
     cursor: Cursor,
     table: str,
     keys: tuple[str, ...],
     after: Key | None,
     upto: Key | None,
     limit: int | None,
-) -> dict[Key, Sequence[Any]]:
-    """Rows with keys in (after, upto], in key order, by key."""
+) -> list[Sequence[Any]]:
+    """Rows with keys in (after, upto], in key order, each its key's columns first."""
     columns, marks = ", ".join(keys), ", ".join("?" * len(keys))
     conditions: list[str] = []
     params: list[Any] = []
@@ -81,13 +88,13 @@ def _page(
     where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
     bound = f"LIMIT {limit}" if limit is not None else ""
     cursor.execute(f"SELECT {columns}, * FROM {table} {where} ORDER BY {columns} {bound}", params)
-    return {tuple(row[: len(keys)]): tuple(row[len(keys) :]) for row in cursor.fetchall()}
+    return cursor.fetchall()
 
 
 def pages(cursor: Cursor, table: str, keys: tuple[str, ...]) -> Iterator[list[Sequence[Any]]]:
     """Every row of the table (all its columns, in order), a page at a time."""
     after: Key | None = None
-    while page := _page(cursor, table, keys, after, None, PAGE_ROWS):
+    while page := _by_key(_rows(cursor, table, keys, after, None, PAGE_ROWS), keys):
         yield list(page.values())
         if len(page) < PAGE_ROWS:
             return

@@ -61,14 +61,14 @@ class RoundTrail:
     def apply(self, event: Any, position: int) -> None:
         topic = wallet.topic_of(event)
         if topic.startswith(ROUNDS):
-            round_id = str(event.originator_id)
+            aggregate_id = round_id = str(event.originator_id)
         elif topic.startswith(wallet.WALLET + ".") and getattr(event, "round_id", None):
-            round_id = event.round_id
+            round_id, aggregate_id = event.round_id, str(event.originator_id)
         else:
             return
         data = _ENCODER.encode(event_data(event))
         self.events.append(
-            (round_id, position, str(event.originator_id), event.originator_version,
+            (round_id, position, aggregate_id, event.originator_version,
              event.timestamp.isoformat(), topic, data)
         )  # fmt: skip
 

@@ -31,7 +31,8 @@ start at version 1.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,8 @@ from domain.tables import coup as coup_topics
 from domain.tables.audit import verify_coup
 from infra.audit.bank_check import BankCheck
 from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
-from infra.audit.rebuild import compare_with_rebuild
+from infra.audit.pages import events_of, log_pages
+from infra.audit.rebuild import Aside, fewer_collections
 from infra.audit.receipt_check import check_receipts
 from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
 from infra.audit.snapshot_check import snapshot_problems, wallet_problems
@@ -62,7 +64,6 @@ from projections import balances
 from projections.round_trail import ENDED
 from projections.runner import position_in
 
-BATCH = 5000  # events per page read: fewer round trips, little more memory
 OUTSIDE_LISTED_MAX = 100
 VERIFIERS = {
     baccarat_topics.ROUND: verify_baccarat_round,
@@ -91,20 +92,6 @@ class AuditReport:
     problems: list[str] = field(default_factory=list)
 
 
-def notifications(store: Store, progress: Callable[[int], None], up_to: int) -> Iterator[Any]:
-    position = 0
-    # Bounded here rather than with the library's `stop`: PostgreSQL's generic plan
-    # for a prepared range query reads the log three times slower.
-    while position < up_to and (
-        batch := store.app.recorder.select_notifications(
-            start=position, limit=BATCH, inclusive_of_start=False
-        )
-    ):
-        yield from (notification for notification in batch if notification.id <= up_to)
-        position = batch[-1].id
-        progress(len(batch))
-
-
 def verify(
     store: Store,
     round_id: str | None,
@@ -117,6 +104,18 @@ def verify(
     chain links noted earlier, by position, that must still be what they were;
     `public_key` checks every seal's signature; `witness` is a file of checkpoints
     (infra/witness.py), each of which the store must still hold."""
+    with fewer_collections():
+        return _verify(store, round_id, progress, anchors or {}, public_key, witness)
+
+
+def _verify(
+    store: Store,
+    round_id: str | None,
+    progress: Callable[[int], None],
+    anchors: Mapping[int, str],
+    public_key: Ed25519PublicKey | None,
+    witness: Path | None,
+) -> AuditReport:
     report = AuditReport()
     try:
         store.projector.catch_up()  # The books are compared with the read models.
@@ -129,59 +128,66 @@ def verify(
         hidden_from = report.hidden_from = event_chain.first_hidden_position(cursor)
     up_to = max(chain_head, store.projector.head(), seal_head(store))
     sealing = SealCheck(stored_seals(store), public_key)
-    chain = ChainCheck(anchors or {}, hidden_from)
+    chain = ChainCheck(anchors, hidden_from)
     versions = _Versions()
     books = _Books()
     rounds = _Rounds(round_id, versions, books)
     banks = BankCheck()
     unreadable = Problems("unreadable events")
-    for position, notification, row in side_by_side(
-        notifications(store, progress, up_to), chain_rows(store, up_to)
-    ):
-        chain.check(position, notification, row)
-        if notification is not None:
-            sealing.add(position, notification)
-        if hidden_from is None or position < hidden_from:
-            report.head_position, report.head_link = chain.head_position, chain.recomputed
-        if notification is None:
-            continue
-        report.events += 1
-        versions.check(position, notification)
-        try:
-            event = store.app.mapper.to_domain_event(notification)
-        except Exception as error:
-            unreadable.add(
-                f"event at position {position} ({name_of(notification)}) cannot be read: {error!r}"
-            )
-            continue
-        books.add(position, event)
-        banks.add(event)
-        rounds.add(position, event)
-        if notification.topic in ONE_EVENT_AGGREGATES:
-            versions.forget(event.originator_id)
-            report.receipts += 1
-    rounds.finish()
-    report.rounds = rounds.checked
-    report.problems += (
-        _outside_the_log(store)
-        + chain.finish()
-        + sealing.finish(sealed_store_expected=public_key is not None)
-        + versions.problems.all()
-        + unreadable.all()
-        + books.finish(store, up_to)
-        + banks.finish()
-        + rounds.problems.all()
-    )
-    if round_id is not None and rounds.checked == 0:
-        report.problems.append(f"no round {round_id} in the store")
-    report.seals, report.notes = sealing.count, sealing.notes
-    if round_id is None:
-        report.problems += _read_model_problems(store, progress)
-        report.problems += _outside_problems(store, report, public_key, witness)
-        report.problems += _wallet_problems(store, books, up_to)
-        receipts = check_receipts(store.database, up_to)
-        report.receipts += receipts.receipts
-        report.problems += receipts.problems.all()
+    # The read models' rebuild aside is fed from this same pass: the log is read once.
+    with Aside(store, progress) if round_id is None else nullcontext() as aside:
+        for position, notification, row in side_by_side(
+            events_of(log_pages(store, up_to), progress), chain_rows(store, up_to)
+        ):
+            chain.check(position, notification, row)
+            if notification is not None:
+                sealing.add(position, notification)
+            if hidden_from is None or position < hidden_from:
+                report.head_position, report.head_link = chain.head_position, chain.recomputed
+            if notification is None:
+                continue
+            report.events += 1
+            versions.check(position, notification)
+            try:
+                event = store.app.mapper.to_domain_event(notification)
+            except Exception as error:
+                unreadable.add(
+                    f"event at position {position} ({name_of(notification)}) cannot be read: "
+                    f"{error!r}"
+                )
+                if aside is not None:
+                    aside.stop()
+                continue
+            if aside is not None:
+                aside.add(position, event)
+            books.add(position, event)
+            banks.add(event)
+            rounds.add(position, event)
+            if notification.topic in ONE_EVENT_AGGREGATES:
+                versions.forget(event.originator_id)
+                report.receipts += 1
+        rounds.finish()
+        report.rounds = rounds.checked
+        report.problems += (
+            _outside_the_log(store)
+            + chain.finish()
+            + sealing.finish(sealed_store_expected=public_key is not None)
+            + versions.problems.all()
+            + unreadable.all()
+            + books.finish(store, up_to)
+            + banks.finish()
+            + rounds.problems.all()
+        )
+        if round_id is not None and rounds.checked == 0:
+            report.problems.append(f"no round {round_id} in the store")
+        report.seals, report.notes = sealing.count, sealing.notes
+        if aside is not None:
+            report.problems += _read_model_problems(aside)
+            report.problems += _outside_problems(store, report, public_key, witness)
+            report.problems += _wallet_problems(store, books, up_to)
+            receipts = check_receipts(store.database, up_to)
+            report.receipts += receipts.receipts
+            report.problems += receipts.problems.all()
     return report
 
 
@@ -238,10 +244,10 @@ def _wallet_problems(store: Store, books: _Books, up_to: int) -> list[str]:
     return wallet_problems(store, books.wallets)
 
 
-def _read_model_problems(store: Store, progress: Callable[[int], None]) -> list[str]:
+def _read_model_problems(aside: Aside) -> list[str]:
     """The live read models against a rebuild from the events, made aside."""
     try:
-        found = compare_with_rebuild(store, progress).differences
+        found = aside.compare().differences
     except Exception as error:  # Events it cannot read are named above already.
         return [f"the read models could not be rebuilt to compare: {error!r}"]
     return [f"the read model {difference} (live against a rebuild)" for difference in found]

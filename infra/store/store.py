@@ -178,10 +178,26 @@ def sqlite_notifications(cursor: Cursor, start: int, limit: int, stop: int | Non
     return [
         Notification(
             id=row[0],
-            originator_id=UUID(row[1]),
+            originator_id=_uuid(row[1]),
             originator_version=row[2],
             topic=row[3],
             state=row[4],
         )
         for row in cursor.fetchall()
     ]
+
+
+UUIDS_KEPT_MAX = 100_000
+_uuids: dict[str, UUID] = {}
+
+
+def _uuid(text: str) -> UUID:
+    """An aggregate's events repeat its id, and UUID() on each was a tenth of reading
+    the log (measured with benchmarks/bench_audit.py): each id is made once, up to
+    a bound. The same text always makes an equal UUID, so the cache changes nothing."""
+    found = _uuids.get(text)
+    if found is None:
+        if len(_uuids) >= UUIDS_KEPT_MAX:
+            _uuids.clear()
+        found = _uuids[text] = UUID(text)
+    return found
