@@ -352,25 +352,18 @@ class ChainingSQLiteRecorder(KeepsReceipts, SQLiteApplicationRecorder):
             rows.append((position, originator_id, stored.originator_version, previous))
         c.executemany(_INSERT, rows)
         receipts = receipt_rows.rows_of(kwargs.get("receipts") or (), positions[-1], _hex)
+        seal = None
+        if self.sealer is not None:
+            # Before the receipts, as on PostgreSQL: a tampered log refuses the save
+            # first, whatever its receipts would meet.
+            c.execute(_SEAL_HEAD)
+            digest = receipt_rows.receipts_digest_of(receipts)
+            seal = next_seal(self.sealer, c.fetchone(), positions, stored_events, digest)
         if receipts:
             c.executemany(_INSERT_RECEIPT, receipts)
-        if self.sealer is not None:
-            self._seal(
-                c, self.sealer, positions, stored_events, receipt_rows.receipts_digest_of(receipts)
-            )
+        if seal is not None:
+            c.execute(seals.insert_sql(), seal.row())
         return positions
-
-    def _seal(
-        self,
-        c: SQLiteCursor,
-        sealer: Sealer,
-        positions: Sequence[int],
-        stored: Sequence[StoredEvent],
-        receipts: str | None,
-    ) -> None:
-        c.execute(_SEAL_HEAD)
-        seal = next_seal(sealer, c.fetchone(), positions, stored, receipts)
-        c.execute(seals.insert_sql(), seal.row())
 
     def _stored_id(self, key_id: UUID) -> Any:
         return _hex(key_id)

@@ -16,6 +16,7 @@ from domain.errors import ReceiptUnsealed
 from domain.outcome import Receipt
 from domain.receipt import CommandReceipt
 from infra.audit.verify import verify
+from infra.store.seal import LogTampered
 from infra.store.store import Store
 from tests.conftest import SEAL_KEY
 from tests.infra.audit.test_verify import Attacker, named
@@ -73,8 +74,9 @@ def test_the_service_never_answers_from_a_receipt_no_seal_covers(
     tail = max(row.position for row in attacker.rows())
     forge_receipt(store, attacker, "cashier:withdrawal-7", tail + 1)
     receipt = Receipt(key="cashier:withdrawal-7", fingerprint="fingerprint", render=lambda _: {})
-    # When the cashier's withdrawal comes, then it is refused, not answered from it
-    with pytest.raises(ReceiptUnsealed):
+    # When the cashier's withdrawal comes, then it is refused, not answered from it: the
+    # forged event is past the last seal, so the log is tampered with and no save lands
+    with pytest.raises(LogTampered, match="are in no seal"):
         store.app.withdraw.with_receipt(receipt, "fay", "real", 10_000)
     # And nothing moved
     assert store.app.wallet("fay", "real").balance_cents == 10_000
@@ -92,9 +94,22 @@ def test_a_sealed_receipt_is_still_answered_from(store: Store) -> None:
     assert store.app.wallet("fay", "real").balance_cents == 7_500
 
 
-def test_an_unsealed_receipt_is_answered_503_receipt_unsealed_over_http(
+def test_a_receipt_forged_inside_the_sealed_log_is_never_answered_from(
     store: Store, attacker: Attacker
 ) -> None:
+    # Given a receipt forged in the middle of the log, with the seals' tail intact
+    # (position 0: the store gives none, so the tail stays sealed)
+    store.app.register_player("fay", "Fay")
+    store.app.deposit("fay", "real", 10_000)
+    forge_receipt(store, attacker, "cashier:withdrawal-7", 0)
+    receipt = Receipt(key="cashier:withdrawal-7", fingerprint="fingerprint", render=lambda _: {})
+    # When the cashier's withdrawal comes, then it is refused, not answered from it
+    with pytest.raises(ReceiptUnsealed):
+        store.app.withdraw.with_receipt(receipt, "fay", "real", 10_000)
+    assert store.app.wallet("fay", "real").balance_cents == 10_000
+
+
+def test_an_unsealed_receipt_is_answered_503_over_http(store: Store, attacker: Attacker) -> None:
     # Given a receipt forged at the tail for the service's next withdrawal key
     store.app.register_player("fay", "Fay")
     store.app.deposit("fay", "real", 10_000)
@@ -108,5 +123,5 @@ def test_an_unsealed_receipt_is_answered_503_receipt_unsealed_over_http(
         )
         # Then it is refused as a problem, and the wallet keeps its $100.00
         assert answer.status_code == 503, answer.text
-        assert answer.json()["code"] == "receipt_unsealed"
+        assert answer.json()["code"] == "log_tampered"
         assert api.wallet("fay")["balance"] == "100.00"
