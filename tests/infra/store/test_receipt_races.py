@@ -48,6 +48,13 @@ def told(store: Store) -> Told:
     return counts
 
 
+def assert_replayed_not_retried(again: Any, first: Any, counts: Told) -> None:
+    """The repeat got the first answer, and the observer heard of no retry."""
+    assert again.replayed and again.answer == first.answer
+    assert counts.outcomes == Counter(replayed=1)
+    assert counts.retries == Counter()
+
+
 def pay_ann(unit: Any) -> str:
     """A command that pays Ann $5 and says by which transaction: each run its own."""
     transaction_id = new_id()
@@ -119,12 +126,23 @@ def test_a_repeat_at_another_server_whose_cache_is_stale_is_replayed_not_retried
     ann.app.deposit("ann", "real", 100)  # the other server's cached wallet is stale now
     counts = told(other)
     again = other.app.deposit.with_receipt(remembered("k"), "ann", "real", 500)
-    assert again.replayed and again.answer == first.answer
+    assert_replayed_not_retried(again, first, counts)
     assert ann.app.wallet("ann", "real").balance_cents == 600
-    assert counts.retries == Counter()
-    assert counts.outcomes == Counter(replayed=1)
     other.app.deposit("ann", "real", 1)  # and its cache serves the next command right
     assert other.app.wallet("ann", "real").balance_cents == 601
+
+
+def test_a_repeat_refused_by_a_stale_cache_is_replayed_not_counted_as_a_retry(
+    stores: StoreFactory, ann: Store
+) -> None:
+    other = stores.open()
+    other.app.deposit("ann", "real", 500)
+    first = other.app.withdraw.with_receipt(withdrawal("w"), "ann", "real", 500)  # cached: $0
+    ann.app.deposit("ann", "real", 100)  # the cached wallet is stale; $1 would not do
+    counts = told(other)
+    again = other.app.withdraw.with_receipt(withdrawal("w"), "ann", "real", 500)
+    assert_replayed_not_retried(again, first, counts)
+    assert ann.app.wallet("ann", "real").balance_cents == 100
 
 
 def test_a_genuine_conflict_with_another_server_still_retries_and_applies(
@@ -177,6 +195,41 @@ def test_a_save_of_no_event_racing_a_save_of_events_on_one_key_keeps_one_receipt
     assert sum(not o.replayed for o in outcomes) == 1
 
 
+def test_a_repeat_that_read_a_stale_cached_aggregate_is_replayed_not_retried(
+    stores: StoreFactory, ann: Store
+) -> None:
+    ann.app.register_player("bob", "Bob")
+    other = stores.open()
+
+    def pay_ann_as_bob_reads(unit: Any) -> Any:
+        load_wallet(unit, "bob", "real")  # read, not changed: the save will not check it
+        return pay_ann(unit)
+
+    key = Receipt("k", "fingerprint", lambda result: {"said": result})
+    first = other.app.run(pay_ann_as_bob_reads, key)  # the other server caches bob's wallet
+    ann.app.deposit("bob", "real", 100)  # which is stale now
+    counts = told(other)
+    again = other.app.run(pay_ann_as_bob_reads, key)
+    assert_replayed_not_retried(again, first, counts)
+    assert ann.app.wallet("ann", "real").balance_cents == 500
+
+
+def test_a_save_of_no_event_that_loses_its_key_to_a_row_is_replayed_not_retried(
+    stores: StoreFactory, ann: Store
+) -> None:
+    # The first request saved events (a row); its repeat, saving none, looked for the
+    # key while the first was still in flight and found nothing
+    said = Receipt("k", "fingerprint", lambda result: {"said": result})
+    first = ann.app.run(pay_ann, said)
+    other = stores.open()
+    recorder: Any = other.app.recorder
+    select = recorder.select_receipt
+    recorder.select_receipt = lambda key_id: (setattr(recorder, "select_receipt", select), None)[1]
+    counts = told(other)
+    again = other.app.run(lambda unit: "nothing to do", said)
+    assert_replayed_not_retried(again, first, counts)
+
+
 def test_one_key_sent_at_once_with_two_requests_applies_one_and_refuses_the_other(
     ann: Store,
 ) -> None:
@@ -213,3 +266,17 @@ def test_a_save_lost_with_its_connection_before_it_landed_is_made_once(ann: Stor
     assert ann.app.wallet("ann", "real").balance_cents == 500
     assert counts.retries == Counter(connection=1)
     assert counts.outcomes == Counter(applied=1, replayed=1)
+
+
+def test_requests_of_their_own_keys_on_one_wallet_at_once_each_apply(ann: Store) -> None:
+    # In-batch and cross-batch conflicts on the wallet, none on a key: all retried
+    counts = told(ann)
+
+    def send(n: int) -> Any:
+        return ann.app.deposit.with_receipt(remembered(f"k{n}"), "ann", "real", 100 + n)
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        outcomes = list(pool.map(send, range(4 * THREADS)))
+    assert not any(o.replayed for o in outcomes)
+    assert ann.app.wallet("ann", "real").balance_cents == sum(100 + n for n in range(4 * THREADS))
+    assert counts.outcomes == Counter(applied=4 * THREADS)
