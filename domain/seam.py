@@ -21,13 +21,7 @@ import time
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import (
-    Any,
-    ClassVar,
-    ParamSpec,
-    TypeVar,
-    cast,
-)
+from typing import Any, ClassVar, ParamSpec, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.application import Application, ProcessingEvent
@@ -250,6 +244,12 @@ class CommandSeam(Application[UUID]):
                 look_first = True  # The receipt tells next time round whether it landed.
                 yield _Pause(self._back_off_seconds(attempt))
                 continue
+            except Exception:
+                # A store that refuses the save (a tampered log) says nothing of the key:
+                # a repeat is still answered, and a forged receipt refused, as such.
+                if replay := self._replay(receipt):
+                    return replay
+                raise
             assert ids is not None
             self._take_snapshots(save.processing)
             self.observer.saved(len(ids))

@@ -92,6 +92,22 @@ def test_a_sealed_receipt_is_still_answered_from(store: Store) -> None:
     assert store.app.wallet("fay", "real").balance_cents == 7_500
 
 
+def test_a_repeat_is_still_answered_while_a_tampered_log_refuses_saves(
+    store: Store, attacker: Attacker
+) -> None:
+    # Given a withdrawal made with a key, then a receipt forged at the tail for another
+    store.app.register_player("fay", "Fay")
+    store.app.deposit("fay", "real", 10_000)
+    receipt = Receipt(key="cashier:w-9", fingerprint="f", render=lambda _: {"done": True})
+    first = store.app.withdraw.with_receipt(receipt, "fay", "real", 2_500)
+    tail = max(row.position for row in attacker.rows())
+    forge_receipt(store, attacker, "cashier:withdrawal-7", tail + 1)
+    # When the withdrawal is sent again, then its first answer comes, as before the forgery
+    again = store.app.withdraw.with_receipt(receipt, "fay", "real", 2_500)
+    assert again.replayed and again.answer == first.answer
+    assert store.app.wallet("fay", "real").balance_cents == 7_500
+
+
 def test_an_unsealed_receipt_is_answered_503_receipt_unsealed_over_http(
     store: Store, attacker: Attacker
 ) -> None:
