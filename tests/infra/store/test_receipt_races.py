@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import IntegrityError, OperationalError
 
-from domain.errors import IdempotencyKeyReused
+from domain.errors import IdempotencyKeyReused, InsufficientFunds
 from domain.ids import new_id, receipt_uuid
 from domain.outcome import Receipt
 from domain.receipt import CommandReceipt
@@ -125,6 +125,9 @@ def test_duplicates_sent_at_once_among_other_saves_apply_once_with_one_answer(
     assert counts.outcomes["replayed"] == len(duplicates) - 1
     for n in range(1, THREADS, 2):
         assert ann.app.wallet(f"p{n}", "real").balance_cents == 400
+    # No repeat's unsaved deposit reached the commands' cache: $5.01 is not there
+    with pytest.raises(InsufficientFunds):
+        ann.app.withdraw("ann", "real", 501)
 
 
 def test_a_repeat_at_another_server_whose_cache_is_stale_is_replayed_not_retried(
