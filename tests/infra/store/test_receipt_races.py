@@ -303,3 +303,16 @@ def test_duplicates_at_once_on_a_store_that_seals_nothing_apply_once(
     with ThreadPoolExecutor(THREADS) as pool:
         outcomes = list(pool.map(lambda _: deposit_once(unsealed), range(4 * THREADS)))
     assert_applied_once(unsealed, outcomes)
+
+
+def test_a_first_request_is_not_looked_up_and_a_repeat_once(ann: Store) -> None:
+    # What the receipts table is for: no lookup on the way of a command that lands
+    recorder: Any = ann.app.recorder
+    select = recorder.select_receipt
+    looked: list[Any] = []
+    recorder.select_receipt = lambda key_id: looked.append(key_id) or select(key_id)
+    first = deposit_once(ann)
+    assert looked == []
+    again = deposit_once(ann)
+    assert again.replayed and again.answer == first.answer
+    assert looked == [receipt_uuid("once")]
