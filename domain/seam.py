@@ -21,13 +21,7 @@ import time
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import (
-    Any,
-    ClassVar,
-    ParamSpec,
-    TypeVar,
-    cast,
-)
+from typing import Any, ClassVar, ParamSpec, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.application import Application, ProcessingEvent
@@ -197,16 +191,15 @@ class CommandSeam(Application[UUID]):
         driver (`run`) does the waiting, so the rules stay free of how it waits.
 
         A store that keeps receipts in a table of their own (one receipt per key,
-        whichever kind: infra/store/receipts.py) is not asked for a key's receipt
-        before the command runs: a repeated request's save fails on the key, and only
-        then is it answered from the receipt; so is a refusal, or a save of no event,
-        should the key have one. Other stores are asked first."""
+        whichever kind: infra/store/receipts.py) is asked for a key's receipt only where
+        a repeat would else be saved, refused or run again: after a failed save or a
+        refusal, before a save of no event or a decision again. Others are asked first."""
         reason = "stale"  # why the attempt after this one runs, should there be one
         look_first = not self._keeps_receipts
         for attempt in range(ATTEMPTS_MAX):
             if attempt:
                 self.observer.retried(name, reason)
-            if receipt is not None and look_first and (replay := self._replay(receipt)):
+            if look_first and (replay := self._replay(receipt)):
                 return replay
             unit = Unit(self.repository, self.box)
             reason = "stale"
@@ -216,30 +209,31 @@ class CommandSeam(Application[UUID]):
             except Exception:
                 # A refusal (or a broken invariant) reached from a cached aggregate that
                 # another process has moved on is no answer: decide again on fresh state.
-                if self._forget_stale(unit, unit.aggregates()):
+                stale = self._forget_stale(unit, unit.aggregates())
+                if not look_first and (replay := self._replay(receipt)):
+                    return replay  # The first answer, not a refusal (or a retry) by today's.
+                if stale:
                     continue
-                if receipt is not None and not look_first and (replay := self._replay(receipt)):
-                    return replay  # The first answer, not a refusal of the state since.
                 raise
             answer = receipt.render(result) if receipt is not None else None
             aggregates = unit.aggregates()
             records = self._receipts(receipt, answer, aggregates)
-            no_key_to_fail_on = receipt is not None and not records and not look_first
-            if no_key_to_fail_on and (replay := self._replay(receipt)):  # type: ignore[arg-type]
+            # A decision on an aggregate only read (the save will not check it) is taken
+            # again; first, a repeat about to run again, or with no row to fail on its key.
+            stale = self._forget_stale(unit, [a for a in aggregates if not a.pending_events])
+            if (stale or not records) and not look_first and (replay := self._replay(receipt)):
                 return replay
-            check_postings_balance(aggregates)
-            # A decision taken on an aggregate only read: the save will not check that one.
-            if self._forget_stale(unit, [a for a in aggregates if not a.pending_events]):
+            if stale:
                 continue
+            check_postings_balance(aggregates)
             save = self._prepared(aggregates, records)
             try:
                 ids = yield save
             except IntegrityError:
                 self._forget(aggregates)
-                if records and (replay := self._replay(receipt)):  # type: ignore[arg-type]
+                if replay := self._replay(receipt):
                     return replay  # The save failed on the key: a repeated request.
-                # Another command saved first: start again from fresh state.
-                reason = "conflict"
+                reason = "conflict"  # Another command saved first: again, on fresh state.
                 yield _Pause(self._back_off_seconds(attempt))
                 continue
             except (OperationalError, InterfaceError):
@@ -247,10 +241,15 @@ class CommandSeam(Application[UUID]):
                 self._forget(aggregates)
                 if receipt is None:
                     raise  # Without a receipt we cannot tell whether the save landed.
-                # The receipt tells next time round whether it landed.
-                look_first = True
+                look_first = True  # The receipt tells next time round whether it landed.
                 yield _Pause(self._back_off_seconds(attempt))
                 continue
+            except Exception:
+                # A store that refuses the save (a tampered log) says nothing of the key:
+                # a repeat is still answered, and a forged receipt refused, as such.
+                if replay := self._replay(receipt):
+                    return replay
+                raise
             assert ids is not None
             self._take_snapshots(save.processing)
             self.observer.saved(len(ids))
@@ -262,10 +261,10 @@ class CommandSeam(Application[UUID]):
             "retry it with the same Idempotency-Key"
         )
 
-    def _replay(self, receipt: Receipt[Any]) -> Outcome[Any] | None:
+    def _replay(self, receipt: Receipt[Any] | None) -> Outcome[Any] | None:
         """The outcome of a repeated request, answered from its key's receipt; None
-        when the key has none (an untrusted, expired or reused one is refused)."""
-        earlier = self._earlier_answer(receipt)
+        without a key or a receipt (an untrusted, expired or reused one is refused)."""
+        earlier = self._earlier_answer(receipt) if receipt is not None else None
         if earlier is None:
             return None
         head = self.recorder.max_notification_id() or 0
