@@ -21,9 +21,12 @@ from uuid import UUID
 from infra.audit.chain_check import Problems
 from infra.store import receipts as receipt_rows
 from infra.store import seal as seals
+from infra.store.database import PostgresDatabase
+from infra.store.schema import POSTGRES_EVENTS_TABLE, SQLITE_EVENTS_TABLE
 from projections.base import POSITION_MAX, Database
 
 WINDOW = 50_000  # log positions per pair of reads: memory stays bounded on any log
+PAST_THE_END_NAMED_MAX = 100  # receipts named past the log's end: one shows it is tampered
 
 
 @dataclass
@@ -50,8 +53,53 @@ def check_receipts(database: Database, up_to: int = POSITION_MAX) -> ReceiptRepo
         window_end = min(top, window_start + WINDOW - 1)
         with database.read() as cursor:
             named, rows = _window(cursor, window_start, window_end)
-        _check_window(report, named, rows, sealing_began)
+            unsealed = _before_sealing(cursor, _event_position(database), rows, sealing_began)
+        _check_window(report, named, rows, unsealed)
+    _check_past_the_end(database, report, up_to)
     return report
+
+
+def _check_past_the_end(database: Database, report: ReceiptReport, up_to: int) -> None:
+    """Receipts recorded after `up_to` belong to saves newer than this audit, which
+    the next one checks; but a save is at an event of the log, so one where none is
+    was written behind the service's back (the service never answers from it)."""
+    events, position = _event_position(database)
+    with database.read() as cursor:
+        cursor.execute(
+            f"SELECT key_id, position FROM {receipt_rows.TABLE} WHERE position > ? AND NOT"
+            f" EXISTS (SELECT 1 FROM {events} WHERE {position} = {receipt_rows.TABLE}.position)"
+            f" ORDER BY position LIMIT {PAST_THE_END_NAMED_MAX}",
+            (up_to,),
+        )
+        for key_id, at in cursor.fetchall():
+            report.problems.add(
+                f"the receipt {_name(key_id)} is recorded at position {at}, past the log's end:"
+                " inserted behind the service's back"
+            )
+
+
+def _event_position(database: Database) -> tuple[str, str]:
+    """The log's table, and its column of positions."""
+    if isinstance(database, PostgresDatabase):
+        return POSTGRES_EVENTS_TABLE, "notification_id"
+    return SQLITE_EVENTS_TABLE, "rowid"
+
+
+def _before_sealing(
+    cursor: Any,
+    log: tuple[str, str],
+    rows: dict[int, list[Sequence[Any]]],
+    sealing_began: int | None,
+) -> set[int]:
+    """The positions of `rows` recorded before the store sealed anything, at an event of
+    the log (the triggers alone hold those); any other position needs a seal."""
+    early = [p for p in rows if p >= 1 and (sealing_began is None or p < sealing_began)]
+    if not early:
+        return set()
+    events, position = log
+    marks = ", ".join("?" * len(early))
+    cursor.execute(f"SELECT {position} FROM {events} WHERE {position} IN ({marks})", early)
+    return {int(found) for (found,) in cursor.fetchall()}
 
 
 def _window(
@@ -79,23 +127,41 @@ def _check_window(
     report: ReceiptReport,
     named: dict[int, str],
     rows: dict[int, list[Sequence[Any]]],
-    sealing_began: int | None,
+    before_sealing: set[int],
 ) -> None:
     for position in sorted(set(named) | set(rows)):
         found = rows.get(position, [])
         report.receipts += len(found)
         for row in found:
             _check_answer(report, row)
-        if sealing_began is None or position < sealing_began:
+        if position in before_sealing:
             continue  # Recorded before the store sealed anything: the triggers hold it.
-        digest = receipt_rows.receipts_digest(receipt_rows.lines_of(found)) if found else None
-        if digest != named.get(position):
-            keys = ", ".join(str(UUID(str(row[0]))) for row in found) or "none"
+        if _digest(found) != named.get(position):
+            keys = ", ".join(_name(row[0]) for row in found) or "none"
             report.problems.add(
                 f"the receipts recorded with the save ending at position {position} are not "
                 f"the ones its seal names (receipts there now: {keys}): one was inserted, "
                 "removed or changed behind the service's back"
             )
+
+
+def _name(key_id: Any) -> str:
+    """A receipt's key id as the report names it: the UUID, or what stands there."""
+    try:
+        return str(UUID(str(key_id)))
+    except ValueError:
+        return repr(key_id)
+
+
+def _digest(found: list[Sequence[Any]]) -> str | None:
+    """The digest of a save's receipts, as its seal would name it; a row with values no
+    receipt of the service has gives one no seal names."""
+    if not found:
+        return None
+    try:
+        return receipt_rows.receipts_digest(receipt_rows.lines_of(found))
+    except (TypeError, ValueError, OverflowError):
+        return "not a receipt's values"
 
 
 def _check_answer(report: ReceiptReport, row: Sequence[Any]) -> None:

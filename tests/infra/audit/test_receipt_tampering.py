@@ -4,6 +4,7 @@ inserted, removed or changed, by the save it belongs to."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
@@ -96,3 +97,68 @@ def test_a_forged_receipt_is_never_replayed_and_verify_names_it(
         deposit(ann, "planted")
     assert ann.app.wallet("ann", "real").balance_cents == 500
     assert named(problems_of(ann), str(uuid.UUID(str(key_id))))
+
+
+def plant(attacker: Attacker, key: str, position: int, fingerprint: str = "fingerprint") -> None:
+    """A receipt row for `key` that the service never wrote, at `position`."""
+    answer = b'{"id":"planted"}'
+    attacker.run(
+        f"INSERT INTO {receipts.TABLE} ({receipts.INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (stored_id(attacker, key), key, fingerprint, answer,
+         receipts.hashlib.sha256(answer).hexdigest(), int(time.time() * 1000), position),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("position", [0, -7])
+def test_a_receipt_planted_before_the_first_position_is_never_replayed_and_named(
+    ann: Store, attacker: Attacker, position: int
+) -> None:
+    # The log never gives such a position, so no seal can be asked for it: it is not
+    # "from before sealing began", it is no receipt of ours.
+    plant(attacker, "planted", position)
+    with pytest.raises(ReceiptUnsealed):
+        deposit(ann, "planted")
+    assert ann.app.wallet("ann", "real").balance_cents == 0
+    assert named(problems_of(ann), str(receipt_uuid("planted")))
+
+
+def test_a_receipt_planted_in_a_sealed_store_with_no_event_yet_is_never_replayed(
+    store: Store, attacker: Attacker
+) -> None:
+    # No seal yet does not mean a store older than the seals: there is no event at all.
+    plant(attacker, "planted", 1)
+    with pytest.raises(ReceiptUnsealed):
+        deposit(store, "planted")
+    assert named(problems_of(store), str(receipt_uuid("planted")))
+
+
+def test_a_key_id_spelled_another_way_is_named_by_its_seal(ann: Store, attacker: Attacker) -> None:
+    # SQLite keeps a key id as text: spelled another way (capitals) it names the same
+    # UUID, but the service's lookup misses it and would run the command again, as
+    # after a deletion; verify must name it as one. PostgreSQL's uuid column keeps one
+    # spelling only, so there the receipt still answers.
+    deposit(ann, "k1")
+    position = position_of(attacker, "k1")
+    respelled = receipt_uuid("k1").hex.upper()
+    attacker.run(
+        f"UPDATE {receipts.TABLE} SET key_id = ? WHERE position = ?", (respelled, position)
+    )
+    if attacker.dialect == "sqlite":
+        assert named(problems_of(ann), f"the save ending at position {position} are not the ones")
+    else:
+        assert problems_of(ann) == [] and deposit(ann, "k1").replayed
+
+
+def test_a_bar_moved_between_the_key_and_the_fingerprint_is_named(
+    ann: Store, attacker: Attacker
+) -> None:
+    # A key may hold "|", the separator of a receipt's line: moving the part after it
+    # into the fingerprint keeps the line's bytes, so the line must refuse such a field.
+    deposit(ann, "k|x")
+    position = position_of(attacker, "k|x")
+    attacker.run(
+        f"UPDATE {receipts.TABLE} SET scoped_key = 'k', fingerprint = 'x|fingerprint'"
+        " WHERE position = ?",
+        (position,),
+    )
+    assert named(problems_of(ann), f"the save ending at position {position} are not the ones")
