@@ -256,16 +256,19 @@ class CommandSeam(Application[UUID]):
         self, receipt: Receipt[Any] | None, answer: dict[str, Any] | None, aggregates: list[Any]
     ) -> list[ReceiptRecord]:
         """The command's receipt, for the store's receipts table; or, where the store
-        keeps none, or the command saves no event (the table's rows hang on a save's
-        last position), as an event among `aggregates`."""
+        keeps none, as an event among `aggregates`. A command that saves no event saves
+        its receipt as an event too, as the table's rows hang on a save's last
+        position; its row still takes the key, so that a request with events racing it
+        under the same key fails on the table's key, and one key gets one answer."""
         if receipt is None or answer is None:
             return []
-        if self._keeps_receipts and any(a.pending_events for a in aggregates):
-            recorded_ms = int(self.clock().timestamp() * 1000)
-            key_id = receipt_uuid(receipt.key)
-            return [ReceiptRecord(key_id, receipt.key, receipt.fingerprint, answer, recorded_ms)]
-        aggregates.append(CommandReceipt(receipt.key, receipt.fingerprint, answer))
-        return []
+        if not self._keeps_receipts or not any(a.pending_events for a in aggregates):
+            aggregates.append(CommandReceipt(receipt.key, receipt.fingerprint, answer))
+        if not self._keeps_receipts:
+            return []
+        recorded_ms = int(self.clock().timestamp() * 1000)
+        key_id = receipt_uuid(receipt.key)
+        return [ReceiptRecord(key_id, receipt.key, receipt.fingerprint, answer, recorded_ms)]
 
     def _prepared(self, aggregates: list[Aggregate], receipts: list[ReceiptRecord]) -> _Save:
         """The aggregates' new events, stored as the store will keep them (mapped in the

@@ -138,11 +138,12 @@ def receipts_digest_of(rows: Sequence[Sequence[Any]]) -> str | None:
 
 
 # The receipt of a key, from the table or (stores older than it) the log; two ids.
+# A command that saved no event has both (domain/seam.py: `_receipts`): the row rules.
 FIND_SQL = (
     f"SELECT 0, fingerprint, answer, answer_sha256, recorded_ms, position FROM {TABLE}"
     " WHERE key_id = {p} UNION ALL"
     " SELECT 1, topic, state, NULL, NULL, NULL FROM {events}"
-    " WHERE originator_id = {p} AND originator_version = 1"
+    " WHERE originator_id = {p} AND originator_version = 1 ORDER BY 1"
 )
 # Drops the answers of receipts recorded before a time: now, before, batch size.
 PRUNE_SQL = (

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from domain.errors import IdempotencyKeyExpired
+from domain.errors import IdempotencyKeyExpired, IdempotencyKeyReused
 from domain.outcome import Receipt
 from domain.receipt import CommandReceipt
 from infra.audit.verify import verify
@@ -161,3 +161,45 @@ def test_a_receipt_event_of_an_older_store_still_answers_and_expires(ann: Store)
     with pytest.raises(IdempotencyKeyExpired):
         deposit(ann, "legacy")
     assert ann.app.wallet("ann", "real").balance_cents == 500
+
+
+def quiet(key: str) -> Receipt[Any]:
+    """The receipt of a request that succeeds saving no event: its receipt goes to the
+    log as an event, since a row of the table hangs on a save's position."""
+    return Receipt(key, "quiet", lambda _: {"saved": "nothing"})
+
+
+def test_a_request_that_saves_no_event_keeps_its_receipt_and_answers_a_repeat(ann: Store) -> None:
+    first = ann.app.run(lambda unit: None, quiet("q1"))
+    again = ann.app.run(lambda unit: None, quiet("q1"))
+    assert again.replayed and again.answer == first.answer == {"saved": "nothing"}
+    with pytest.raises(IdempotencyKeyReused):
+        deposit(ann, "q1")
+    assert ann.app.wallet("ann", "real").balance_cents == 0
+    assert verify(ann, None, lambda _: None, public_key=SEAL_KEY.public_key()).problems == []
+
+
+def test_one_key_is_never_answered_both_by_a_save_with_events_and_one_without(
+    ann: Store,
+) -> None:
+    # Given a request that saves no event, and the same key's deposit landing while it
+    # is decided (two requests racing): the later save must find the key taken.
+    def saving_nothing_while_the_deposit_lands(unit: Any) -> None:
+        deposit(ann, "k1")
+
+    with pytest.raises(IdempotencyKeyReused):
+        ann.app.run(saving_nothing_while_the_deposit_lands, quiet("k1"))
+    assert ann.app.wallet("ann", "real").balance_cents == 500
+
+
+def test_one_key_is_never_answered_both_by_a_save_without_events_and_one_with(
+    ann: Store,
+) -> None:
+    # The other order: the deposit is decided while the quiet request lands.
+    def deposit_while_the_quiet_request_lands(unit: Any) -> Any:
+        ann.app.run(lambda _: None, quiet("k1"))
+        return ann.app.deposit._method(ann.app, unit, "ann", "real", 500)
+
+    with pytest.raises(IdempotencyKeyReused):
+        ann.app.run(deposit_while_the_quiet_request_lands, remembered("k1"))
+    assert ann.app.wallet("ann", "real").balance_cents == 0
