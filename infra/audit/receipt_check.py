@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
+from domain.seam import DAY_SECONDS
 from infra.audit.chain_check import Problems
 from infra.store import receipts as receipt_rows
 from infra.store import seal as seals
@@ -36,8 +37,23 @@ class ReceiptReport:
     problems: Problems = field(default_factory=lambda: Problems("receipts"))
 
 
-def check_receipts(database: Database, up_to: int = POSITION_MAX) -> ReceiptReport:
-    """Check every receipt recorded at a position up to `up_to`, a window at a time."""
+@dataclass(frozen=True)
+class Retention:
+    """How long answers are kept, and the audit's time: an answer recorded less than
+    `days` before `now_ms` is one the pruner (infra/workers.py) leaves alone."""
+
+    days: int
+    now_ms: int
+
+    def live(self, recorded_ms: int) -> bool:
+        return recorded_ms > self.now_ms - self.days * DAY_SECONDS * 1000
+
+
+def check_receipts(
+    database: Database, up_to: int = POSITION_MAX, retention: Retention | None = None
+) -> ReceiptReport:
+    """Check every receipt recorded at a position up to `up_to`, a window at a time;
+    with `retention`, that none lost its answer before its time."""
     report = ReceiptReport()
     with database.read() as cursor:
         cursor.execute(f"SELECT MIN(first_position), MAX(last_position) FROM {seals.TABLE}")
@@ -54,7 +70,7 @@ def check_receipts(database: Database, up_to: int = POSITION_MAX) -> ReceiptRepo
         with database.read() as cursor:
             named, rows = _window(cursor, window_start, window_end)
             unsealed = _before_sealing(cursor, _event_position(database), rows, sealing_began)
-        _check_window(report, named, rows, unsealed)
+        _check_window(report, named, rows, unsealed, retention)
     _check_past_the_end(database, report, up_to)
     return report
 
@@ -128,12 +144,13 @@ def _check_window(
     named: dict[int, str],
     rows: dict[int, list[Sequence[Any]]],
     before_sealing: set[int],
+    retention: Retention | None,
 ) -> None:
     for position in sorted(set(named) | set(rows)):
         found = rows.get(position, [])
         report.receipts += len(found)
         for row in found:
-            _check_answer(report, row)
+            _check_answer(report, row, retention)
         if position in before_sealing:
             continue  # Recorded before the store sealed anything: the triggers hold it.
         if _digest(found) != named.get(position):
@@ -164,10 +181,18 @@ def _digest(found: list[Sequence[Any]]) -> str | None:
         return "not a receipt's values"
 
 
-def _check_answer(report: ReceiptReport, row: Sequence[Any]) -> None:
-    key_id, _, _, answer, answer_sha256, _, position = row
+def _check_answer(report: ReceiptReport, row: Sequence[Any], retention: Retention | None) -> None:
+    key_id, _, _, answer, answer_sha256, recorded_ms, position = row
     if answer is None:
         report.pruned += 1
+        # The service's role may prune (set the answer to NULL), but the pruner does so
+        # only once the key is refused as expired anyway; done before, it took the answer
+        # from a caller who may still retry (pruned_ms, which the role writes, proves none).
+        if retention is not None and retention.live(int(recorded_ms)):
+            report.problems.add(
+                f"the receipt {_name(key_id)} (the save ending at position {position}) was "
+                f"pruned before its {retention.days} days had passed: not by the pruner"
+            )
         return
     if hashlib.sha256(bytes(answer)).hexdigest() != answer_sha256:
         report.problems.add(

@@ -119,6 +119,7 @@ def test_the_pruner_drops_expired_answers_keeps_the_key_and_verify_holds(
         deposit(ann, "old")
     assert deposit(ann, "recent").replayed
     assert ann.app.wallet("ann", "real").balance_cents == 1000
+    later(ann, 91)  # the audit, no earlier than the pruner: "old" was pruned in its time
     report = verify(ann, None, lambda _: None, public_key=SEAL_KEY.public_key())
     assert report.problems == [] and report.receipts == 2
 
@@ -203,3 +204,17 @@ def test_one_key_is_never_answered_both_by_a_save_without_events_and_one_with(
     with pytest.raises(IdempotencyKeyReused):
         ann.app.run(deposit_while_the_quiet_request_lands, remembered("k1"))
     assert ann.app.wallet("ann", "real").balance_cents == 0
+
+
+def test_an_answer_pruned_before_its_time_is_refused_not_run_again_and_named(
+    ann: Store, service: Service
+) -> None:
+    # The service's role may set an answer to NULL (that is pruning): done early, the
+    # key is refused as expired, and verify must say it was not the pruner's doing.
+    deposit(ann, "k1")
+    service.run(f"UPDATE {receipt_rows.TABLE} SET answer = NULL, pruned_ms = 1")
+    with pytest.raises(IdempotencyKeyExpired):
+        deposit(ann, "k1")
+    assert ann.app.wallet("ann", "real").balance_cents == 500
+    problems = verify(ann, None, lambda _: None, public_key=SEAL_KEY.public_key()).problems
+    assert any("pruned before its 90 days had passed" in problem for problem in problems)
