@@ -14,6 +14,7 @@ from domain.errors import ReceiptUnsealed
 from domain.ids import receipt_uuid
 from domain.outcome import Receipt
 from infra.store import receipts
+from infra.store import seal as seals
 from infra.store.store import Store
 from tests.infra.audit.test_seals import problems_of
 from tests.infra.audit.test_verify import Attacker, named
@@ -162,3 +163,48 @@ def test_a_bar_moved_between_the_key_and_the_fingerprint_is_named(
         (position,),
     )
     assert named(problems_of(ann), f"the save ending at position {position} are not the ones")
+
+
+def test_a_receipt_made_never_to_expire_is_not_replayed_and_named(
+    ann: Store, attacker: Attacker
+) -> None:
+    # recorded_ms is in the seal's line: moved on, it would keep an answer forever.
+    deposit(ann, "k1")
+    position = position_of(attacker, "k1")
+    attacker.run(f"UPDATE {receipts.TABLE} SET recorded_ms = recorded_ms + 10 * 86400000")
+    with pytest.raises(ReceiptUnsealed):
+        deposit(ann, "k1")
+    assert named(problems_of(ann), f"the save ending at position {position} are not the ones")
+
+
+def test_receipts_swapped_between_two_saves_are_not_replayed_and_both_are_named(
+    ann: Store, attacker: Attacker
+) -> None:
+    deposit(ann, "k1")
+    deposit(ann, "k2", 700)
+    one, two = position_of(attacker, "k1"), position_of(attacker, "k2")
+    attacker.run(
+        f"UPDATE {receipts.TABLE} SET position = CASE WHEN position = ? THEN ? ELSE ? END",
+        (one, two, one),
+    )
+    for key in ("k1", "k2"):
+        with pytest.raises(ReceiptUnsealed):
+            deposit(ann, key)
+    problems = problems_of(ann)
+    for position in (one, two):
+        assert named(problems, f"the save ending at position {position} are not the ones")
+    assert ann.app.wallet("ann", "real").balance_cents == 1200
+
+
+def test_a_seal_naming_other_receipts_is_not_trusted_and_named(
+    ann: Store, attacker: Attacker
+) -> None:
+    deposit(ann, "k1")
+    position = position_of(attacker, "k1")
+    attacker.run(
+        f"UPDATE {seals.TABLE} SET receipts_digest = ? WHERE last_position = ?",
+        ("0" * 64, position),
+    )
+    with pytest.raises(ReceiptUnsealed):
+        deposit(ann, "k1")
+    assert named(problems_of(ann), f"the seal of positions {position}..{position} does not hash")

@@ -99,3 +99,14 @@ def test_one_key_sent_at_once_with_one_body_and_with_others_applies_once(
             assert (answer.status_code, answer.json()["code"]) == (422, "idempotency_key_reused")
     assert api.wallet("alice")["balance"] == first["wallet"]["balance"]
     assert clean(store)
+
+
+def test_an_answer_of_unusual_json_is_replayed_byte_for_byte(api: Api, store: Store) -> None:
+    # Non-ASCII, astral, quotes and backslashes, stored as UTF-8 JSON in the receipt.
+    body = {"player_id": "zoe", "display_name": 'Zoë 🂡 "the \\ dealer" 名前'}
+    first = api.post("/v1/players", body, key="unusual")
+    again = api.post("/v1/players", body, key="unusual")
+    assert first.status_code == again.status_code == 201, first.text
+    assert again.content == first.content and again.json()["display_name"] == body["display_name"]
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert clean(store)
