@@ -279,7 +279,8 @@ class CommandSeam(Application[UUID]):
     ) -> list[ReceiptRecord]:
         """The command's receipt, for the store's receipts table; or, where the store
         keeps none, or the command saves no event (the table's rows hang on a save's
-        last position), as an event among `aggregates`."""
+        last position), as an event among `aggregates`: one key, one receipt, whichever
+        kind (the store's triggers refuse a second of either kind)."""
         if receipt is None or answer is None:
             return []
         if self._keeps_receipts and any(a.pending_events for a in aggregates):

@@ -18,12 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
+from domain.seam import DAY_SECONDS
 from infra.audit.chain_check import Problems
 from infra.store import receipts as receipt_rows
 from infra.store import seal as seals
+from infra.store.database import PostgresDatabase
+from infra.store.schema import POSTGRES_EVENTS_TABLE, SQLITE_EVENTS_TABLE
 from projections.base import POSITION_MAX, Database
 
 WINDOW = 50_000  # log positions per pair of reads: memory stays bounded on any log
+PAST_THE_END_NAMED_MAX = 100  # receipts named past the log's end: one shows it is tampered
 
 
 @dataclass
@@ -33,8 +37,23 @@ class ReceiptReport:
     problems: Problems = field(default_factory=lambda: Problems("receipts"))
 
 
-def check_receipts(database: Database, up_to: int = POSITION_MAX) -> ReceiptReport:
-    """Check every receipt recorded at a position up to `up_to`, a window at a time."""
+@dataclass(frozen=True)
+class Retention:
+    """How long answers are kept, and the audit's time: an answer recorded less than
+    `days` before `now_ms` is one the pruner (infra/workers.py) leaves alone."""
+
+    days: int
+    now_ms: int
+
+    def live(self, recorded_ms: int) -> bool:
+        return recorded_ms > self.now_ms - self.days * DAY_SECONDS * 1000
+
+
+def check_receipts(
+    database: Database, up_to: int = POSITION_MAX, retention: Retention | None = None
+) -> ReceiptReport:
+    """Check every receipt recorded at a position up to `up_to`, a window at a time;
+    with `retention`, that none lost its answer before its time."""
     report = ReceiptReport()
     with database.read() as cursor:
         cursor.execute(f"SELECT MIN(first_position), MAX(last_position) FROM {seals.TABLE}")
@@ -50,8 +69,53 @@ def check_receipts(database: Database, up_to: int = POSITION_MAX) -> ReceiptRepo
         window_end = min(top, window_start + WINDOW - 1)
         with database.read() as cursor:
             named, rows = _window(cursor, window_start, window_end)
-        _check_window(report, named, rows, sealing_began)
+            unsealed = _before_sealing(cursor, _event_position(database), rows, sealing_began)
+        _check_window(report, named, rows, unsealed, retention)
+    _check_past_the_end(database, report, up_to)
     return report
+
+
+def _check_past_the_end(database: Database, report: ReceiptReport, up_to: int) -> None:
+    """Receipts recorded after `up_to` belong to saves newer than this audit, which
+    the next one checks; but a save is at an event of the log, so one where none is
+    was written behind the service's back (the service never answers from it)."""
+    events, position = _event_position(database)
+    with database.read() as cursor:
+        cursor.execute(
+            f"SELECT key_id, position FROM {receipt_rows.TABLE} WHERE position > ? AND NOT"
+            f" EXISTS (SELECT 1 FROM {events} WHERE {position} = {receipt_rows.TABLE}.position)"
+            f" ORDER BY position LIMIT {PAST_THE_END_NAMED_MAX}",
+            (up_to,),
+        )
+        for key_id, at in cursor.fetchall():
+            report.problems.add(
+                f"the receipt {_name(key_id)} is recorded at position {at}, past the log's end:"
+                " inserted behind the service's back"
+            )
+
+
+def _event_position(database: Database) -> tuple[str, str]:
+    """The log's table, and its column of positions."""
+    if isinstance(database, PostgresDatabase):
+        return POSTGRES_EVENTS_TABLE, "notification_id"
+    return SQLITE_EVENTS_TABLE, "rowid"
+
+
+def _before_sealing(
+    cursor: Any,
+    log: tuple[str, str],
+    rows: dict[int, list[Sequence[Any]]],
+    sealing_began: int | None,
+) -> set[int]:
+    """The positions of `rows` recorded before the store sealed anything, at an event of
+    the log (the triggers alone hold those); any other position needs a seal."""
+    early = [p for p in rows if p >= 1 and (sealing_began is None or p < sealing_began)]
+    if not early:
+        return set()
+    events, position = log
+    marks = ", ".join("?" * len(early))
+    cursor.execute(f"SELECT {position} FROM {events} WHERE {position} IN ({marks})", early)
+    return {int(found) for (found,) in cursor.fetchall()}
 
 
 def _window(
@@ -79,18 +143,18 @@ def _check_window(
     report: ReceiptReport,
     named: dict[int, str],
     rows: dict[int, list[Sequence[Any]]],
-    sealing_began: int | None,
+    before_sealing: set[int],
+    retention: Retention | None,
 ) -> None:
     for position in sorted(set(named) | set(rows)):
         found = rows.get(position, [])
         report.receipts += len(found)
         for row in found:
-            _check_answer(report, row)
-        if sealing_began is None or position < sealing_began:
+            _check_answer(report, row, retention)
+        if position in before_sealing:
             continue  # Recorded before the store sealed anything: the triggers hold it.
-        digest = receipt_rows.receipts_digest(receipt_rows.lines_of(found)) if found else None
-        if digest != named.get(position):
-            keys = ", ".join(str(UUID(str(row[0]))) for row in found) or "none"
+        if _digest(found) != named.get(position):
+            keys = ", ".join(_name(row[0]) for row in found) or "none"
             report.problems.add(
                 f"the receipts recorded with the save ending at position {position} are not "
                 f"the ones its seal names (receipts there now: {keys}): one was inserted, "
@@ -98,10 +162,37 @@ def _check_window(
             )
 
 
-def _check_answer(report: ReceiptReport, row: Sequence[Any]) -> None:
-    key_id, _, _, answer, answer_sha256, _, position = row
+def _name(key_id: Any) -> str:
+    """A receipt's key id as the report names it: the UUID, or what stands there."""
+    try:
+        return str(UUID(str(key_id)))
+    except ValueError:
+        return repr(key_id)
+
+
+def _digest(found: list[Sequence[Any]]) -> str | None:
+    """The digest of a save's receipts, as its seal would name it; a row with values no
+    receipt of the service has gives one no seal names."""
+    if not found:
+        return None
+    try:
+        return receipt_rows.receipts_digest(receipt_rows.lines_of(found))
+    except (TypeError, ValueError, OverflowError):
+        return "not a receipt's values"
+
+
+def _check_answer(report: ReceiptReport, row: Sequence[Any], retention: Retention | None) -> None:
+    key_id, _, _, answer, answer_sha256, recorded_ms, position = row
     if answer is None:
         report.pruned += 1
+        # The service's role may prune (set the answer to NULL), but the pruner does so
+        # only once the key is refused as expired anyway; done before, it took the answer
+        # from a caller who may still retry (pruned_ms, which the role writes, proves none).
+        if retention is not None and retention.live(int(recorded_ms)):
+            report.problems.add(
+                f"the receipt {_name(key_id)} (the save ending at position {position}) was "
+                f"pruned before its {retention.days} days had passed: not by the pruner"
+            )
         return
     if hashlib.sha256(bytes(answer)).hexdigest() != answer_sha256:
         report.problems.add(

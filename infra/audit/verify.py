@@ -53,7 +53,7 @@ from infra.audit.bank_check import BankCheck
 from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
 from infra.audit.pages import events_of, log_pages
 from infra.audit.rebuild import Aside, fewer_collections
-from infra.audit.receipt_check import check_receipts
+from infra.audit.receipt_check import Retention, check_receipts
 from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
 from infra.audit.snapshot_check import snapshot_problems, wallet_problems
 from infra.store import chain as event_chain
@@ -185,7 +185,7 @@ def _verify(
             report.problems += _read_model_problems(aside)
             report.problems += _outside_problems(store, report, public_key, witness)
             report.problems += _wallet_problems(store, books, up_to)
-            receipts = check_receipts(store.database, up_to)
+            receipts = check_receipts(store.database, up_to, _retention(store))
             report.receipts += receipts.receipts
             report.problems += receipts.problems.all()
     return report
@@ -235,6 +235,12 @@ def _outside_problems(
         report.witness_checkpoints, found = witness_problems(store, witness, public_key)
         problems += found
     return problems
+
+
+def _retention(store: Store) -> Retention:
+    """The service's retention of answers, and now by its clock."""
+    now_ms = int(store.app.clock().timestamp() * 1000)
+    return Retention(store.app.receipt_retention_days, now_ms)
 
 
 def _wallet_problems(store: Store, books: _Books, up_to: int) -> list[str]:

@@ -58,7 +58,10 @@ async def _command(request: Request, principal: Principal) -> Command:
         raise Problem(400, "idempotency_key_missing", "send an Idempotency-Key header")
     if not 1 <= len(key) <= KEY_LENGTH_MAX or not key.isprintable():
         raise Problem(
-            400, "invalid_idempotency_key", f"Idempotency-Key must be 1-{KEY_LENGTH_MAX} characters"
+            400,
+            "invalid_idempotency_key",
+            f"Idempotency-Key must be 1-{KEY_LENGTH_MAX} printable characters (its bytes read "
+            "as Latin-1: send ASCII)",
         )
     body = await request.body()
     parsed = _parsed(request, body)

@@ -128,7 +128,17 @@ def receipt_line(
     key_id: Any, scoped_key: str, fingerprint: str, answer_sha256: str, recorded_ms: int,
     position: int,
 ) -> bytes:  # fmt: skip
-    key = str(key_id if isinstance(key_id, UUID) else UUID(str(key_id)))
+    """A receipt's line; ValueError for fields no receipt of the service has, as each
+    line must name one row only: a key id spelled otherwise than the store keeps it
+    (SQLite's text would then miss the service's lookup, yet name the same UUID), or a
+    "|" outside the scoped key (which may hold one: it would move between fields)."""
+    if not isinstance(key_id, UUID) and (not isinstance(key_id, str) or UUID(key_id).hex != key_id):
+        raise ValueError(f"a key id not as the store keeps one: {key_id!r}")
+    if "\n" in scoped_key or any(
+        "|" in field or "\n" in field for field in (fingerprint, answer_sha256)
+    ):
+        raise ValueError("a receipt field holding a separator of its line")
+    key = str(UUID(str(key_id)))
     return f"{key}|{scoped_key}|{fingerprint}|{answer_sha256}|{recorded_ms}|{position}\n".encode()
 
 
@@ -139,7 +149,7 @@ def receipts_digest(lines: Iterable[bytes]) -> str:
 
 def rows_of(records: Sequence[ReceiptRecord], position: int, as_id: Any) -> list[tuple[Any, ...]]:
     """The rows to insert for `records`, in INSERT_COLUMNS order; `as_id` stores a key
-    id as the store keeps ids (SQLite: hex text; PostgreSQL: the UUID)."""
+    id as the store keeps ids (SQLite: hex text; PostgreSQL: the UUID itself)."""
     rows = []
     for record in records:
         answer = answer_bytes(record.answer)
@@ -166,7 +176,7 @@ FIND_SQL = (
     f"SELECT 0, fingerprint, answer, answer_sha256, recorded_ms, position FROM {TABLE}"
     " WHERE key_id = {p} UNION ALL"
     " SELECT 1, topic, state, NULL, NULL, NULL FROM {events}"
-    " WHERE originator_id = {p} AND originator_version = 1"
+    " WHERE originator_id = {p} AND originator_version = 1 ORDER BY 1"
 )
 # Drops the answers of receipts recorded before a time: now, before, batch size.
 PRUNE_SQL = (

@@ -129,7 +129,7 @@ class SingleTripRecorder(KeepsReceipts, PostgresApplicationRecorder):
                 params += [stored.originator_id, stored.originator_version]
                 params += [stored.topic, stored.state]
             # Unsealed, the receipts' position is the log's top once the events are in.
-            for row in receipt_rows.rows_of(receipts, 0, str):
+            for row in receipt_rows.rows_of(receipts, 0, _same):
                 params += row[:-1]
             cursor = ClientCursor(connection)
             cursor.execute(self._script(len(stored_events), len(receipts)), params)
@@ -181,7 +181,7 @@ class SingleTripRecorder(KeepsReceipts, PostgresApplicationRecorder):
     ) -> list[int]:
         previous, top = head
         positions = list(range(top + 1, top + 1 + len(stored)))
-        rows = receipt_rows.rows_of(receipts, positions[-1], str)
+        rows = receipt_rows.rows_of(receipts, positions[-1], _same)
         seal = sealer.seal(positions, stored, previous, receipt_rows.receipts_digest_of(rows))
         params: list[Any] = [previous, top]
         for position, event in zip(positions, stored, strict=True):
@@ -317,6 +317,10 @@ _INSERT = (
 _INSERT_RECEIPT = (
     f"INSERT INTO {receipt_rows.TABLE} ({receipt_rows.INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+def _same(key_id: UUID) -> UUID:
+    return key_id  # as PostgreSQL's uuid column keeps ids (and reads them back)
 
 
 def _hex(key_id: UUID) -> str:

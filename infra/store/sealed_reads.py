@@ -39,12 +39,14 @@ class SealedReads:
                 f"SELECT notification_id FROM {POSTGRES_EVENTS_TABLE}"
                 " WHERE originator_id = ? AND originator_version = ?"
             )
+            self._event_at_sql = f"SELECT 1 FROM {POSTGRES_EVENTS_TABLE} WHERE notification_id = ?"
             self._stored_id = str
         else:
             self._position_sql = (
                 f"SELECT rowid FROM {SQLITE_EVENTS_TABLE}"
                 " WHERE originator_id = ? AND originator_version = ?"
             )
+            self._event_at_sql = f"SELECT 1 FROM {SQLITE_EVENTS_TABLE} WHERE rowid = ?"
             self._stored_id = lambda originator_id: originator_id.hex  # as SQLite stores it
 
     def __call__(self, originator_id: UUID, version: int) -> bool:
@@ -93,23 +95,28 @@ class SealedReads:
     def receipts_sealed(self, position: int) -> bool:
         """Whether the receipts recorded at `position` (infra/store/receipts.py) are the
         ones the seal ending there names, and that seal is signed by the service."""
+        if position < 1:
+            return False  # The log never gives such a position: no save's.
         with self.database.read() as cursor:
             row, before_sealing = _seal_row(cursor, "=", position)
+            if before_sealing:
+                # Saved before sealing began, as the events of then; but where an event
+                # is (no seal yet may also be a log with no event at all).
+                cursor.execute(self._event_at_sql, (position,))
+                return cursor.fetchone() is not None
             cursor.execute(
                 f"SELECT {receipt_rows.INSERT_COLUMNS} FROM {receipt_rows.TABLE}"
                 " WHERE position = ?",
                 (position,),
             )
             rows = cursor.fetchall()
-        if before_sealing:
-            return True  # Saved before sealing began: as the events of then.
         if row is None or not rows:
             return False
         try:
             seal = seals.seal_of(row)
+            digest = receipt_rows.receipts_digest(receipt_rows.lines_of(rows))
         except (TypeError, ValueError, OverflowError):
-            return False
-        digest = receipt_rows.receipts_digest(receipt_rows.lines_of(rows))
+            return False  # Not even a seal's or a receipt's values.
         return seal.receipts_digest == digest and seals.signed(self.public_key, seal)
 
 

@@ -119,6 +119,7 @@ def test_the_pruner_drops_expired_answers_keeps_the_key_and_verify_holds(
         deposit(ann, "old")
     assert deposit(ann, "recent").replayed
     assert ann.app.wallet("ann", "real").balance_cents == 1000
+    later(ann, 91)  # the audit, no earlier than the pruner: "old" was pruned in its time
     report = verify(ann, None, lambda _: None, public_key=SEAL_KEY.public_key())
     assert report.problems == [] and report.receipts == 2
 
@@ -186,3 +187,59 @@ def test_a_command_that_saves_nothing_keeps_its_receipt_and_answers_a_repeat(ann
     with pytest.raises(IdempotencyKeyReused):  # the key is taken, whichever kind its receipt
         ann.app.deposit.with_receipt(reused, "ann", "real", 500)
     assert ann.app.wallet("ann", "real").balance_cents == 0
+
+
+def quiet(key: str) -> Receipt[Any]:
+    """The receipt of a request that succeeds saving no event: its receipt goes to the
+    log as an event, since a row of the table hangs on a save's position."""
+    return Receipt(key, "quiet", lambda _: {"saved": "nothing"})
+
+
+def test_a_request_that_saves_no_event_keeps_its_receipt_and_answers_a_repeat(ann: Store) -> None:
+    first = ann.app.run(lambda unit: None, quiet("q1"))
+    again = ann.app.run(lambda unit: None, quiet("q1"))
+    assert again.replayed and again.answer == first.answer == {"saved": "nothing"}
+    with pytest.raises(IdempotencyKeyReused):
+        deposit(ann, "q1")
+    assert ann.app.wallet("ann", "real").balance_cents == 0
+    assert verify(ann, None, lambda _: None, public_key=SEAL_KEY.public_key()).problems == []
+
+
+def test_one_key_is_never_answered_both_by_a_save_with_events_and_one_without(
+    ann: Store,
+) -> None:
+    # Given a request that saves no event, and the same key's deposit landing while it
+    # is decided (two requests racing): the later save must find the key taken.
+    def saving_nothing_while_the_deposit_lands(unit: Any) -> None:
+        deposit(ann, "k1")
+
+    with pytest.raises(IdempotencyKeyReused):
+        ann.app.run(saving_nothing_while_the_deposit_lands, quiet("k1"))
+    assert ann.app.wallet("ann", "real").balance_cents == 500
+
+
+def test_one_key_is_never_answered_both_by_a_save_without_events_and_one_with(
+    ann: Store,
+) -> None:
+    # The other order: the deposit is decided while the quiet request lands.
+    def deposit_while_the_quiet_request_lands(unit: Any) -> Any:
+        ann.app.run(lambda _: None, quiet("k1"))
+        return ann.app.deposit._method(ann.app, unit, "ann", "real", 500)
+
+    with pytest.raises(IdempotencyKeyReused):
+        ann.app.run(deposit_while_the_quiet_request_lands, remembered("k1"))
+    assert ann.app.wallet("ann", "real").balance_cents == 0
+
+
+def test_an_answer_pruned_before_its_time_is_refused_not_run_again_and_named(
+    ann: Store, service: Service
+) -> None:
+    # The service's role may set an answer to NULL (that is pruning): done early, the
+    # key is refused as expired, and verify must say it was not the pruner's doing.
+    deposit(ann, "k1")
+    service.run(f"UPDATE {receipt_rows.TABLE} SET answer = NULL, pruned_ms = 1")
+    with pytest.raises(IdempotencyKeyExpired):
+        deposit(ann, "k1")
+    assert ann.app.wallet("ann", "real").balance_cents == 500
+    problems = verify(ann, None, lambda _: None, public_key=SEAL_KEY.public_key()).problems
+    assert any("pruned before its 90 days had passed" in problem for problem in problems)
