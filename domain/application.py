@@ -36,10 +36,11 @@ from domain.errors import (
 )
 from domain.ids import MODES, check_player_id, new_id, player_uuid
 from domain.player import Player, load_player
-from domain.protection import Protection, find_protection
+from domain.protection import Protection
 from domain.protection_guard import guard
+from domain.queries import CasinoQueries
 from domain.rounds import check_certification
-from domain.seam import CommandSeam, Sleep
+from domain.seam import Sleep
 from domain.settings import GameSettings
 from domain.significant import SignificantEvent
 from domain.tables import bank_steps
@@ -52,14 +53,14 @@ from domain.wallet import Movement, Wallet, load_wallet
 Clock = Callable[[], datetime.datetime]
 
 
-class CasinoApplication(CommandSeam):
+class CasinoApplication(CasinoQueries):
     # The name prefixes the PostgreSQL tables (casino_events); never change it.
     name = "casino"
     # A table gains events with every round or coup, a lobby with every match: both
     # load from a snapshot and at most this many events after it (rounds and coups
     # end, and are never snapshotted).
     snapshotting_intervals: ClassVar[dict[type[Any], int]] = {
-        **CommandSeam.snapshotting_intervals,
+        **CasinoQueries.snapshotting_intervals,
         P2PTable: 100,
         Lobby: 100,
         Table: 100,
@@ -410,26 +411,3 @@ class CasinoApplication(CommandSeam):
         """The player is back: a dealer keeps their table, a seated player their seat,
         interrupted blackjack rounds resume."""
         return presence.come_back(unit, player_id, self.clock())
-
-    # Queries: they read the store, never the commands' cache.
-
-    def player(self, player_id: str) -> Player:
-        return load_player(self.reading(), player_id)
-
-    def wallet(self, player_id: str, mode: str) -> Wallet:
-        return load_wallet(self.reading(), player_id, mode)
-
-    def protection(self, player_id: str) -> Protection | None:
-        """The player's limits and exclusion; None when they never set any."""
-        reading = self.reading()
-        load_player(reading, player_id)
-        return find_protection(reading, player_id)
-
-    def round(self, round_id: str) -> Round:
-        return round_of(self.reading(), round_id)
-
-    def p2p_table(self, table_id: str) -> P2PTable:
-        return load_p2p_table(self.reading(), table_id)
-
-    def table(self, table_id: str) -> Table:
-        return load_table(self.reading(), table_id)

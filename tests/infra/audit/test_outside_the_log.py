@@ -36,10 +36,14 @@ def forge_receipt(store: Store, attacker: Attacker, key: str, position: int) -> 
     return receipt
 
 
-def test_a_receipt_forged_below_position_1_is_named(store: Store, attacker: Attacker) -> None:
-    # Given an honest sealed store, and a receipt inserted at position -1
+def fay_with_100_dollars(store: Store) -> None:
     store.app.register_player("fay", "Fay")
     store.app.deposit("fay", "real", 10_000)
+
+
+def test_a_receipt_forged_below_position_1_is_named(store: Store, attacker: Attacker) -> None:
+    # Given an honest sealed store, and a receipt inserted at position -1
+    fay_with_100_dollars(store)
     receipt = forge_receipt(store, attacker, "deposit/fay/key-1", -1)
     # When an auditor verifies with the public key
     report = verify(store, None, lambda _: None, public_key=PUBLIC_KEY)
@@ -51,8 +55,7 @@ def test_a_deposit_forged_at_position_0_is_named_as_outside_the_log(
     store: Store, attacker: Attacker
 ) -> None:
     # Given a wallet, and a copy of its deposit inserted at position 0 as its next version
-    store.app.register_player("fay", "Fay")
-    store.app.deposit("fay", "real", 10_000)
+    fay_with_100_dollars(store)
     deposit = attacker.row("casino:Wallet.Deposited", 0)
     version = max(r.version for r in attacker.rows() if r.aggregate == deposit.aggregate) + 1
     attacker.insert_event(deposit, deposit.aggregate, version, at=0)
@@ -68,8 +71,7 @@ def test_the_service_never_answers_from_a_receipt_no_seal_covers(
     # Given $100.00 in fay's wallet, and a receipt forged at the tail for the
     # withdrawal a cashier is about to send: "done", so the wallet is never debited
     # while the cash is paid out
-    store.app.register_player("fay", "Fay")
-    store.app.deposit("fay", "real", 10_000)
+    fay_with_100_dollars(store)
     tail = max(row.position for row in attacker.rows())
     forge_receipt(store, attacker, "cashier:withdrawal-7", tail + 1)
     receipt = Receipt(key="cashier:withdrawal-7", fingerprint="fingerprint", render=lambda _: {})
@@ -82,8 +84,7 @@ def test_the_service_never_answers_from_a_receipt_no_seal_covers(
 
 def test_a_sealed_receipt_is_still_answered_from(store: Store) -> None:
     # Given a withdrawal made with an idempotency key
-    store.app.register_player("fay", "Fay")
-    store.app.deposit("fay", "real", 10_000)
+    fay_with_100_dollars(store)
     receipt = Receipt(key="cashier:w-8", fingerprint="f", render=lambda _: {"done": True})
     first = store.app.withdraw.with_receipt(receipt, "fay", "real", 2_500)
     # When it is sent again, then the first answer is replayed and nothing more moves
@@ -96,8 +97,7 @@ def test_a_repeat_is_still_answered_while_a_tampered_log_refuses_saves(
     store: Store, attacker: Attacker
 ) -> None:
     # Given a withdrawal made with a key, then a receipt forged at the tail for another
-    store.app.register_player("fay", "Fay")
-    store.app.deposit("fay", "real", 10_000)
+    fay_with_100_dollars(store)
     receipt = Receipt(key="cashier:w-9", fingerprint="f", render=lambda _: {"done": True})
     first = store.app.withdraw.with_receipt(receipt, "fay", "real", 2_500)
     tail = max(row.position for row in attacker.rows())
@@ -113,8 +113,7 @@ def test_a_receipt_forged_inside_the_sealed_log_is_never_answered_from(
 ) -> None:
     # Given a receipt forged in the middle of the log, with the seals' tail intact
     # (position 0: the store gives none, so the tail stays sealed)
-    store.app.register_player("fay", "Fay")
-    store.app.deposit("fay", "real", 10_000)
+    fay_with_100_dollars(store)
     forge_receipt(store, attacker, "cashier:withdrawal-7", 0)
     receipt = Receipt(key="cashier:withdrawal-7", fingerprint="fingerprint", render=lambda _: {})
     # When the cashier's withdrawal comes, then it is refused, not answered from it
@@ -127,8 +126,7 @@ def test_an_unsealed_receipt_is_answered_503_receipt_unsealed_over_http(
     store: Store, attacker: Attacker
 ) -> None:
     # Given a receipt forged at the tail for the service's next withdrawal key
-    store.app.register_player("fay", "Fay")
-    store.app.deposit("fay", "real", 10_000)
+    fay_with_100_dollars(store)
     scope = hashlib.sha256(b"dev-service").hexdigest()[:24]
     tail = max(row.position for row in attacker.rows())
     forge_receipt(store, attacker, f"{scope}:withdrawal-7", tail + 1)

@@ -1,0 +1,36 @@
+"""The application's queries: each reads the store, never the commands' cache, so it
+sees what any process saved (domain/fresh_reads.py). The commands are in
+domain/application.py, which builds on this."""
+
+from __future__ import annotations
+
+from domain.any_round import Round, round_of
+from domain.baccarat.p2p import P2PTable, load_p2p_table
+from domain.player import Player, load_player
+from domain.protection import Protection, find_protection
+from domain.seam import CommandSeam
+from domain.tables.table import Table, load_table
+from domain.wallet import Wallet, load_wallet
+
+
+class CasinoQueries(CommandSeam):
+    def player(self, player_id: str) -> Player:
+        return load_player(self.reading(), player_id)
+
+    def wallet(self, player_id: str, mode: str) -> Wallet:
+        return load_wallet(self.reading(), player_id, mode)
+
+    def protection(self, player_id: str) -> Protection | None:
+        """The player's limits and exclusion; None when they never set any."""
+        reading = self.reading()
+        load_player(reading, player_id)
+        return find_protection(reading, player_id)
+
+    def round(self, round_id: str) -> Round:
+        return round_of(self.reading(), round_id)
+
+    def p2p_table(self, table_id: str) -> P2PTable:
+        return load_p2p_table(self.reading(), table_id)
+
+    def table(self, table_id: str) -> Table:
+        return load_table(self.reading(), table_id)
