@@ -173,10 +173,8 @@ def _name(key_id: Any) -> str:
 def _digest(found: list[Sequence[Any]]) -> str | None:
     """The digest of a save's receipts, as its seal would name it; a row with values no
     receipt of the service has gives one no seal names."""
-    if not found:
-        return None
     try:
-        return receipt_rows.receipts_digest(receipt_rows.lines_of(found))
+        return receipt_rows.receipts_digest_of(found)
     except (TypeError, ValueError, OverflowError):
         return "not a receipt's values"
 

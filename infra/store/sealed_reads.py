@@ -114,7 +114,7 @@ class SealedReads:
             return False
         try:
             seal = seals.seal_of(row)
-            digest = receipt_rows.receipts_digest(receipt_rows.lines_of(rows))
+            digest = receipt_rows.receipts_digest_of(rows)
         except (TypeError, ValueError, OverflowError):
             return False  # Not even a seal's or a receipt's values.
         return seal.receipts_digest == digest and seals.signed(self.public_key, seal)
