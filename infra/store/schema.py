@@ -140,6 +140,35 @@ BEGIN
             USING ERRCODE = 'serialization_failure';
     END IF;
 END $$;
+-- One sealed save, as one statement of fixed text: the recorder binds its rows as
+-- arrays, server-side, in binary (infra/store/recorders.py: SingleTripRecorder).
+CREATE OR REPLACE FUNCTION {schema}.save_sealed(
+    lock_timeout text, channel text, expected_digest text, expected_top bigint,
+    positions bigint[], ids uuid[], versions bigint[], topics text[], states bytea[],
+    key_ids uuid[], scoped_keys text[], fingerprints text[], answers bytea[],
+    answer_hashes text[], recorded bigint[],
+    seal_last bigint, seal_first bigint, seal_count bigint, seal_events text,
+    seal_previous text, seal_digest text, seal_signature text, seal_receipts text)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('lock_timeout', lock_timeout, true);
+    LOCK TABLE {schema}.{events} IN EXCLUSIVE MODE;
+    PERFORM {schema}.expect_log_top(expected_digest, expected_top);
+    PERFORM pg_notify(channel, '');
+    INSERT INTO {schema}.{events}
+        (notification_id, originator_id, originator_version, topic, state)
+        SELECT * FROM unnest(positions, ids, versions, topics, states);
+    INSERT INTO {schema}.command_receipts
+        (key_id, scoped_key, fingerprint, answer, answer_sha256, recorded_ms, position)
+        SELECT k, s, f, a, h, r, seal_last
+        FROM unnest(key_ids, scoped_keys, fingerprints, answers, answer_hashes, recorded)
+            AS receipt(k, s, f, a, h, r);
+    INSERT INTO {schema}.{seals} ({seal_columns}) VALUES (seal_last, seal_first,
+        seal_count, seal_events, seal_previous, seal_digest, seal_signature, seal_receipts);
+    -- Positions are given, not drawn: the sequence follows, for any other writer.
+    PERFORM setval(pg_get_serial_sequence('{schema}.{events}', 'notification_id'),
+        {schema}.log_top());
+END $$;
 CREATE OR REPLACE TRIGGER {events}_chain AFTER INSERT ON {schema}.{events}
     FOR EACH ROW EXECUTE FUNCTION {schema}.chain_event();
 """
@@ -183,6 +212,7 @@ def create_postgres_schema(database: PostgresDatabase) -> None:
         seals=seals.TABLE,
         seal_genesis=seals.GENESIS,
         genesis=event_chain.GENESIS,
+        seal_columns=seals.COLUMNS,
     )
     immutable = "".join(
         _POSTGRES_IMMUTABLE.format(schema=schema, table=table) for table in LOG_TABLES
