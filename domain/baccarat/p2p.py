@@ -12,6 +12,7 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.copying import FastCopy
 from domain.errors import DomainError, NotAtTable, NotEligibleToDeal, TableNotReady, UnknownTable
 from domain.ids import NAMESPACE
 from domain.money import format_cents
@@ -22,7 +23,7 @@ from domain.wallet import Wallet
 WAITING, SEATED, CLOSED = "waiting", "seated", "closed"
 
 
-class P2PTable(Aggregate):
+class P2PTable(FastCopy, Aggregate):
     TOPIC = "casino:P2PTable"
 
     class Created(Aggregate.Created):
@@ -153,7 +154,7 @@ class P2PTable(Aggregate):
         self.notice = f"dealer {dealer_id} left: the table is closed"
 
 
-class Lobby(Aggregate):
+class Lobby(FastCopy, Aggregate):
     """The tables of one mode and type that wait for a player, longest-waiting first."""
 
     TOPIC = "casino:P2PLobby"

@@ -11,6 +11,7 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.copying import FastCopy
 from domain.ids import NAMESPACE
 
 LAST_BETS = "casino:LastBets"
@@ -23,7 +24,7 @@ def last_bets_uuid(player_id: str, mode: str, hall: str) -> UUID:
     return uuid5(NAMESPACE, f"last-bets/blackjack/{player_id}/{mode}/{hall}")
 
 
-class LastBets(Aggregate):
+class LastBets(FastCopy, Aggregate):
     TOPIC = LAST_BETS
 
     class Created(Aggregate.Created):
