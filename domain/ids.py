@@ -38,7 +38,7 @@ NAMED_IDS_KEPT_MAX = 20_000
 
 
 @functools.lru_cache(maxsize=NAMED_IDS_KEPT_MAX)
-def _named(name: str) -> UUID:
+def named_uuid(name: str) -> UUID:
     """uuid5 of a name, kept: a P2P command derives the same few players' and wallets'
     ids over and over, and uuid5 (a SHA-1 and a UUID) was 2% of it (py-spy). The same
     name always gives the same id, so keeping them changes nothing."""
@@ -46,11 +46,11 @@ def _named(name: str) -> UUID:
 
 
 def player_uuid(player_id: str) -> UUID:
-    return _named(f"player/{player_id}")
+    return named_uuid(f"player/{player_id}")
 
 
 def wallet_uuid(player_id: str, mode: str) -> UUID:
-    return _named(f"wallet/{player_id}/{mode}")
+    return named_uuid(f"wallet/{player_id}/{mode}")
 
 
 def receipt_uuid(scoped_key: str) -> UUID:
@@ -64,4 +64,4 @@ def new_id() -> str:
 
 
 def protection_uuid(player_id: str) -> UUID:
-    return _named(f"protection/{player_id}")
+    return named_uuid(f"protection/{player_id}")

@@ -8,13 +8,13 @@ of them gets it.
 
 from __future__ import annotations
 
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
 from domain.copying import FastCopy
 from domain.errors import DomainError, NotAtTable, NotEligibleToDeal, TableNotReady, UnknownTable
-from domain.ids import NAMESPACE
+from domain.ids import named_uuid
 from domain.money import format_cents
 from domain.settings import TableType
 from domain.unit import Unit, parse_public_id
@@ -191,7 +191,7 @@ class Lobby(FastCopy, Aggregate):
 
 
 def lobby_uuid(mode: str, table_type: str) -> UUID:
-    return uuid5(NAMESPACE, f"lobby/{mode}/{table_type}")
+    return named_uuid(f"lobby/{mode}/{table_type}")
 
 
 def load_p2p_table(unit: Unit, table_id: str) -> P2PTable:
