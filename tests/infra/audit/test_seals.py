@@ -355,6 +355,27 @@ def test_a_writer_that_keeps_losing_the_race_saves_under_the_lock(
         stores.close_all()
 
 
+@pytest.mark.postgres
+def test_a_writer_that_lost_the_race_once_saves_under_the_lock_without_losing_again(
+    postgres_up: bool, tmp_path: Path
+) -> None:
+    # (PostgreSQL only: SQLite seals under its write lock, always.)
+    if not postgres_up:
+        pytest.skip("PostgreSQL is not reachable")
+    stores = StoreFactory("postgres", tmp_path)
+    try:
+        # When two servers save in turn, each save following the other's
+        first = two_servers_saving_in_turn(stores)
+        second = stores.opened[1]
+        # Then each lost the one-trip race once, not on every save: after a lost race
+        # the next saves take the locked path straight away
+        lost = [store.app.recorder.races_lost for store in (first, second)]  # type: ignore[attr-defined]
+        assert lost == [1, 1]
+        assert_one_chain_of_seals(first, saves=8)
+    finally:
+        stores.close_all()
+
+
 def test_the_witness_never_notes_a_seal_the_service_did_not_sign(
     store: Store, attacker: Attacker, tmp_path: Path
 ) -> None:
