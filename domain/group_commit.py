@@ -57,6 +57,16 @@ class GroupCommitSettings:
             raise ValueError(f"group commit gathers 1-{BATCH_MAX_MAX} saves")
 
 
+def _taken() -> Future[list[int]]:
+    """A save's answer, already running: once queued the save is the committer's and
+    cannot be taken back. (An event loop's task cancelled while it awaits the answer
+    cancels the future asyncio.wrap_future wraps; had it been cancellable, the
+    committer's set_result would then have raised, and killed its thread.)"""
+    answer: Future[list[int]] = Future()
+    answer.set_running_or_notify_cancel()
+    return answer
+
+
 @dataclass
 class PendingSave:
     """One command's save: its stored events, in order, its receipts, what to do once
@@ -65,7 +75,7 @@ class PendingSave:
     stored_events: list[StoredEvent]
     receipts: list[ReceiptRecord]
     on_saved: Callable[[], None]
-    answer: Future[list[int]] = field(default_factory=Future)
+    answer: Future[list[int]] = field(default_factory=_taken)
 
     def saved(self, ids: list[int]) -> None:
         try:
@@ -120,7 +130,14 @@ class GroupCommit:
             batch = self._gather()
             if batch is None:
                 return
-            self._commit(batch)
+            try:
+                self._commit(batch)
+            except BaseException as error:
+                # The committer outlives any one batch: whoever is still waiting hears
+                # of the error (it landed or not: a receipt tells a retry), the rest go on.
+                for pending in batch:
+                    if not pending.answer.done():
+                        pending.answer.set_exception(error)
 
     def _gather(self) -> list[PendingSave] | None:
         first = self._waiting.get()
