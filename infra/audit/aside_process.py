@@ -128,8 +128,9 @@ def _ended(process: Any) -> str:
 def _rebuild_aside(url: str, schema: str, pages: Any, answers: Connection) -> None:
     """In the other process: feed an `Aside` the pages as they come, then compare."""
     try:
+        # As verify opened it (with the owner's role, perhaps): only read here.
         store = open_store(url, postgres_schema=schema, pool_size=SCRATCH_POOL_SIZE,
-                           group_commit=None)  # fmt: skip
+                           group_commit=None, opened_elsewhere=True)  # fmt: skip
     except Exception as error:
         answers.send(("failed", repr(error)))
         return

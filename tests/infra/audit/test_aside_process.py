@@ -13,7 +13,10 @@ from infra.audit import aside_process
 from infra.audit import verify as verify_module
 from infra.audit.rebuild import Aside
 from infra.audit.verify import AuditReport, verify
-from infra.store.store import Store
+from infra.store import store as store_module
+from infra.store.store import Store, open_store
+from projections.runner import Projector
+from tests.conftest import StoreFactory
 from tests.infra.audit.test_verify import Attacker, named, play_some_rounds
 
 
@@ -159,3 +162,26 @@ def _one_event_a_page(log_pages: Any) -> Any:
             yield from ([notification] for notification in page)
 
     return pages
+
+
+def test_the_process_opens_the_store_without_making_or_changing_anything(
+    stores: StoreFactory, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # verify may have opened it with the owner's role; the process has only the URL's.
+    play_some_rounds(store)
+    store.projector.catch_up()
+
+    def refused(*_: Any) -> None:
+        raise AssertionError("the schema was made again")
+
+    for making in ("create_sqlite_schema", "create_postgres_schema", "grant_service_role"):
+        monkeypatch.setattr(store_module, making, refused)
+    monkeypatch.setattr(Projector, "start", refused)
+    again = open_store(
+        stores.url, postgres_schema=stores.schema, group_commit=None, opened_elsewhere=True
+    )
+    try:
+        assert again.projector.head() == store.projector.head()
+        assert again.projector.position() == store.projector.position()
+    finally:
+        again.close()
