@@ -64,7 +64,12 @@ class AsideProcess:
             daemon=True,
         )
         self.failure: str | None = None
-        self.process.start()
+        self.started = False
+        try:
+            self.process.start()
+            self.started = True
+        except Exception as error:  # no process, no rebuild: named when compared
+            self.failure = f"the rebuild's process could not start: {error!r}"
         answering.close()  # the child's end: its closing is how a dead child shows
 
     def sending(self, pages: Iterator[Sequence[Any]]) -> Iterator[Sequence[Any]]:
@@ -101,10 +106,11 @@ class AsideProcess:
         return self
 
     def __exit__(self, *_: object) -> None:
-        self.process.join(timeout=SEND_WAIT_SECONDS)  # it ends once it has answered
-        if self.process.is_alive():  # verify itself failed, or the process is stuck
-            self.process.kill()
-            self.process.join()
+        if self.started:
+            self.process.join(timeout=SEND_WAIT_SECONDS)  # it ends once it has answered
+            if self.process.is_alive():  # verify itself failed, or the process is stuck
+                self.process.kill()
+                self.process.join()
         self.pages.close()
         self.pages.cancel_join_thread()  # pages nobody will take are dropped
         self.answers.close()

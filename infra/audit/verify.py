@@ -22,6 +22,9 @@ and checks as it goes:
   with its last event, or before): cards, outcome, payouts, commission, what each
   wallet posted, dealer points.
 
+On a long log the rebuild aside runs in a process of its own, fed the pages this
+pass reads (infra/audit/aside_process.py): the two halves of the work on two cores.
+
 It holds per player (wallets, books) and per round not over, never the whole log:
 a finished round is checked, then forgotten, as are command receipts (one event
 each). A later event of a forgotten aggregate then shows as one that does not

@@ -4,6 +4,7 @@ the same words, and a process that fails is a discrepancy, never a pass."""
 
 from __future__ import annotations
 
+import multiprocessing.process
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -185,3 +186,21 @@ def test_the_process_opens_the_store_without_making_or_changing_anything(
         assert again.projector.position() == store.projector.position()
     finally:
         again.close()
+
+
+def test_a_rebuild_process_that_cannot_start_is_a_discrepancy_not_a_crash(
+    store: Store, monkeypatch: pytest.MonkeyPatch, in_a_process: list[Any]
+) -> None:
+    play_some_rounds(store)
+
+    def no_process(self: Any) -> None:
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", no_process)
+    report = verify(store, None, lambda _: None)
+    assert report.events > 2  # every other check made all the same
+    assert named(
+        report.problems,
+        "the read models could not be rebuilt to compare",
+        "the rebuild's process could not start: OSError('no more processes')",
+    )
