@@ -22,6 +22,7 @@ is a failed rebuild too (`RebuildFailed`): never a pass.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection, wait
@@ -43,6 +44,14 @@ SEND_WAIT_SECONDS = 1.0
 SCRATCH_POOL_SIZE = 2
 IDS_KEPT_MAX = 100_000  # aggregate ids made once each, up to a bound (as the store's reader)
 Row = tuple[int, Any, int, str, bytes]
+
+
+def cores() -> int:
+    """The cores this process may run on: with one, a second process only costs."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
 
 
 class RebuildFailed(Exception):

@@ -52,7 +52,7 @@ from domain.receipt import CommandReceipt
 from domain.rounds import WalletEntry
 from domain.tables import coup as coup_topics
 from domain.tables.audit import verify_coup
-from infra.audit.aside_process import PROCESS_EVENTS_MIN, AsideProcess, RebuildFailed
+from infra.audit.aside_process import PROCESS_EVENTS_MIN, AsideProcess, RebuildFailed, cores
 from infra.audit.bank_check import BankCheck
 from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
 from infra.audit.pages import events_of, log_pages
@@ -271,10 +271,11 @@ def _aside(
     processes: bool,
 ) -> AbstractContextManager[Aside | AsideProcess | None]:
     """The rebuild aside the read models are compared with: none when only one round
-    is checked; in a process of its own when the log is long enough to gain by it."""
+    is checked; in a process of its own when the log is long enough to gain by it,
+    and there is a second core to run it."""
     if round_id is not None:
         return nullcontext()
-    if processes and up_to >= PROCESS_EVENTS_MIN:
+    if processes and up_to >= PROCESS_EVENTS_MIN and cores() > 1:
         return AsideProcess(store)
     return Aside(store, progress)
 

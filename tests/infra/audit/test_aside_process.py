@@ -204,3 +204,13 @@ def test_a_rebuild_process_that_cannot_start_is_a_discrepancy_not_a_crash(
         "the read models could not be rebuilt to compare",
         "the rebuild's process could not start: OSError('no more processes')",
     )
+
+
+def test_on_one_core_the_rebuild_stays_in_verify_s_own_process(
+    store: Store, monkeypatch: pytest.MonkeyPatch, in_a_process: list[Any]
+) -> None:
+    play_some_rounds(store)
+    monkeypatch.setattr(verify_module, "cores", lambda: 1)
+    monkeypatch.setattr(Aside, "add", _ORIGINAL_ADD)
+    assert verify(store, None, lambda _: None).problems == []
+    assert in_a_process == []
