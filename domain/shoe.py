@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+import operator
 import secrets
 import string
 import struct
@@ -46,6 +47,9 @@ _WORDS_PER_BLOCK = struct.Struct(">4Q")
 _LIMITS_KEPT = 8 * 52 + 1
 _LIMITS = (0, *(_WORD_RANGE - _WORD_RANGE % n for n in range(1, _LIMITS_KEPT)))
 _HEX_DIGITS = frozenset(string.hexdigits)
+# Each block index as its 8 big-endian bytes, for the blocks the largest shoe needs.
+_BLOCKS_KEPT = _LIMITS_KEPT // 4 + 1
+_BLOCK_INDEXES = tuple(index.to_bytes(8, "big") for index in range(_BLOCKS_KEPT))
 
 
 class InvalidSeed(ValueError):
@@ -106,12 +110,27 @@ def _word_stream(seed: bytes) -> Iterator[int]:
 def shuffle(cards: Sequence[str], seed_hex: str) -> list[str]:
     """A new list: `cards` in the Fisher-Yates order fixed by the seed (step 5).
 
-    SeededGenerator's draws, inlined: the words a shoe needs are made in one go (a
-    rejected word, about one in 2**55 shuffles, takes more blocks), since every
-    audit of a round shuffles its whole shoe again."""
+    Every audit of a round shuffles its whole shoe again, so the draws are made in
+    bulk: the words a shoe needs in one go, and, when none of them is rejected by
+    uniform_below (all but about one in 2**55 shuffles), every j = word mod n at once;
+    else the draws one by one (`_shuffle_drawing`). Either way the same cards."""
     seed = seed_bytes(seed_hex)
     shuffled = list(cards)
-    words = _blocks_of_words(seed, 0, -(-len(shuffled) // 4))
+    steps = len(shuffled) - 1
+    if steps < 1:
+        return shuffled
+    words = _blocks_of_words(seed, 0, -(-steps // 4))
+    sizes = range(steps + 1, 1, -1)  # n = i + 1 for i from len - 1 down to 1
+    if len(shuffled) < _LIMITS_KEPT and all(map(operator.lt, words, _LIMITS[steps + 1 : 1 : -1])):
+        for i, j in zip(range(steps, 0, -1), map(operator.mod, words, sizes), strict=False):
+            shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
+        return shuffled
+    return _shuffle_drawing(shuffled, seed, words)
+
+
+def _shuffle_drawing(shuffled: list[str], seed: bytes, words: list[int]) -> list[str]:
+    """Fisher-Yates in place, each j drawn by uniform_below from the word stream of
+    `seed`, whose first words are `words`: a rejected word takes the next one."""
     taken = 0
     for i in range(len(shuffled) - 1, 0, -1):
         n = i + 1
@@ -130,10 +149,11 @@ def shuffle(cards: Sequence[str], seed_hex: str) -> list[str]:
 
 def _blocks_of_words(seed: bytes, first: int, count: int) -> list[int]:
     """The words of `count` blocks of step 3 from block `first` on."""
-    blocks = b"".join(
-        hashlib.sha256(seed + index.to_bytes(8, "big")).digest()
-        for index in range(first, first + count)
-    )
+    sha256, kept = hashlib.sha256, _BLOCK_INDEXES
+    blocks = b"".join([
+        sha256(seed + (kept[i] if i < _BLOCKS_KEPT else i.to_bytes(8, "big"))).digest()
+        for i in range(first, first + count)
+    ])  # fmt: skip
     return list(struct.unpack(f">{4 * count}Q", blocks))
 
 

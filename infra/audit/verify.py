@@ -22,6 +22,9 @@ and checks as it goes:
   with its last event, or before): cards, outcome, payouts, commission, what each
   wallet posted, dealer points.
 
+On a long log the rebuild aside runs in a process of its own, fed the pages this
+pass reads (infra/audit/aside_process.py): the two halves of the work on two cores.
+
 It holds per player (wallets, books) and per round not over, never the whole log:
 a finished round is checked, then forgotten, as are command receipts (one event
 each). A later event of a forgotten aggregate then shows as one that does not
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Callable, Mapping
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,7 @@ from domain.receipt import CommandReceipt
 from domain.rounds import WalletEntry
 from domain.tables import coup as coup_topics
 from domain.tables.audit import verify_coup
+from infra.audit.aside_process import PROCESS_EVENTS_MIN, AsideProcess, RebuildFailed, cores
 from infra.audit.bank_check import BankCheck
 from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
 from infra.audit.pages import events_of, log_pages
@@ -99,13 +103,15 @@ def verify(
     anchors: Mapping[int, str] | None = None,
     public_key: Ed25519PublicKey | None = None,
     witness: Path | None = None,
+    processes: bool = True,
 ) -> AuditReport:
     """Check the whole store (and every round, or only `round_id`); `anchors` are
     chain links noted earlier, by position, that must still be what they were;
     `public_key` checks every seal's signature; `witness` is a file of checkpoints
-    (infra/witness.py), each of which the store must still hold."""
+    (infra/witness.py), each of which the store must still hold. With `processes`, a
+    long log's rebuild aside runs in a process of its own (infra/audit/aside_process.py)."""
     with fewer_collections():
-        return _verify(store, round_id, progress, anchors or {}, public_key, witness)
+        return _verify(store, round_id, progress, anchors or {}, public_key, witness, processes)
 
 
 def _verify(
@@ -115,6 +121,7 @@ def _verify(
     anchors: Mapping[int, str],
     public_key: Ed25519PublicKey | None,
     witness: Path | None,
+    processes: bool,
 ) -> AuditReport:
     report = AuditReport()
     try:
@@ -135,9 +142,13 @@ def _verify(
     banks = BankCheck()
     unreadable = Problems("unreadable events")
     # The read models' rebuild aside is fed from this same pass: the log is read once.
-    with Aside(store, progress) if round_id is None else nullcontext() as aside:
+    with _aside(store, progress, round_id, up_to, processes) as rebuilt:
+        pages = log_pages(store, up_to)
+        if isinstance(rebuilt, AsideProcess):  # It decodes and applies each page itself.
+            pages = rebuilt.sending(pages)
+        aside = rebuilt if isinstance(rebuilt, Aside) else None  # fed event by event here
         for position, notification, row in side_by_side(
-            events_of(log_pages(store, up_to), progress), chain_rows(store, up_to)
+            events_of(pages, progress), chain_rows(store, up_to)
         ):
             chain.check(position, notification, row)
             if notification is not None:
@@ -181,11 +192,13 @@ def _verify(
         if round_id is not None and rounds.checked == 0:
             report.problems.append(f"no round {round_id} in the store")
         report.seals, report.notes = sealing.count, sealing.notes
-        if aside is not None:
-            report.problems += _read_model_problems(aside)
-            report.problems += _outside_problems(store, report, public_key, witness)
-            report.problems += _wallet_problems(store, books, up_to)
+        if round_id is None:
+            # These first: meanwhile a rebuild in another process compares (its answer
+            # is listed first all the same).
+            outside = _outside_problems(store, report, public_key, witness)
+            wallets = _wallet_problems(store, books, up_to)
             receipts = check_receipts(store.database, up_to, _retention(store))
+            report.problems += _read_model_problems(rebuilt) + outside + wallets
             report.receipts += receipts.receipts
             report.problems += receipts.problems.all()
     return report
@@ -250,10 +263,30 @@ def _wallet_problems(store: Store, books: _Books, up_to: int) -> list[str]:
     return wallet_problems(store, books.wallets)
 
 
-def _read_model_problems(aside: Aside) -> list[str]:
+def _aside(
+    store: Store,
+    progress: Callable[[int], None],
+    round_id: str | None,
+    up_to: int,
+    processes: bool,
+) -> AbstractContextManager[Aside | AsideProcess | None]:
+    """The rebuild aside the read models are compared with: none when only one round
+    is checked; in a process of its own when the log is long enough to gain by it,
+    and there is a second core to run it."""
+    if round_id is not None:
+        return nullcontext()
+    if processes and up_to >= PROCESS_EVENTS_MIN and cores() > 1:
+        return AsideProcess(store)
+    return Aside(store, progress)
+
+
+def _read_model_problems(aside: Aside | AsideProcess | None) -> list[str]:
     """The live read models against a rebuild from the events, made aside."""
+    assert aside is not None
     try:
         found = aside.compare().differences
+    except RebuildFailed as failed:  # The other process's error, named as here.
+        return [f"the read models could not be rebuilt to compare: {failed}"]
     except Exception as error:  # Events it cannot read are named above already.
         return [f"the read models could not be rebuilt to compare: {error!r}"]
     return [f"the read model {difference} (live against a rebuild)" for difference in found]

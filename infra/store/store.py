@@ -74,6 +74,7 @@ def open_store(
     seal_key: Ed25519PrivateKey | None = None,
     owner_url: str | None = None,
     box: SecretBox | None = None,
+    opened_elsewhere: bool = False,
 ) -> Store:
     """The store at `url`, its schema made; concurrent commands' saves share
     transactions unless `group_commit` is None. With `seal_key`, every transaction
@@ -81,12 +82,16 @@ def open_store(
     (infra/store/seal.py); without, nothing is sealed and no snapshot is used. With
     `owner_url` (PostgreSQL), that role builds the schema and grants `url`'s role
     only what the service needs (infra/store/schema.py). `box` seals round seeds
-    (CASINO_SECRET_KEY); without, a key of this process only (tests, benchmarks)."""
+    (CASINO_SECRET_KEY); without, a key of this process only (tests, benchmarks).
+    `opened_elsewhere`: the store another process opened already (its schema made,
+    by whichever role made it, and its read models started), opened again only to
+    read: nothing is created or changed (verify's rebuild aside process)."""
     database: Database
     if url.startswith("sqlite:///"):
-        database, env = _sqlite(url.removeprefix("sqlite:///"))
+        database, env = _sqlite(url.removeprefix("sqlite:///"), make=not opened_elsewhere)
     else:
-        database, env = _postgres(url, check_identifier(postgres_schema), pool_size, owner_url)
+        schema = check_identifier(postgres_schema)
+        database, env = _postgres(url, schema, pool_size, owner_url, make=not opened_elsewhere)
     env.update(
         CREATE_TABLE="false",
         AGGREGATE_CACHE_MAXSIZE=str(AGGREGATE_CACHE_SIZE),
@@ -107,7 +112,8 @@ def open_store(
     projector = Projector(
         database, app.recorder, app.mapper.to_domain_event, read_notifications=reader
     )
-    projector.start()
+    if not opened_elsewhere:
+        projector.start()
     return Store(app, database, projector, url, postgres_schema)
 
 
@@ -124,10 +130,11 @@ def _seal(app: CasinoApplication, key: Ed25519PrivateKey | None, database: Datab
     app.snapshots.recorder = SealedSnapshots(app.snapshots.recorder, sealer)  # type: ignore[assignment]
 
 
-def _sqlite(path: str) -> tuple[SQLiteDatabase, dict[str, str]]:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+def _sqlite(path: str, make: bool = True) -> tuple[SQLiteDatabase, dict[str, str]]:
     database = SQLiteDatabase(path)
-    create_sqlite_schema(database)
+    if make:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        create_sqlite_schema(database)
     env = {
         "PERSISTENCE_MODULE": "eventsourcing.sqlite",
         # Chains each event in the transaction that stores it (infra/event_chain.py).
@@ -139,19 +146,19 @@ def _sqlite(path: str) -> tuple[SQLiteDatabase, dict[str, str]]:
 
 
 def _postgres(
-    url: str, schema: str, pool_size: int, owner_url: str | None
+    url: str, schema: str, pool_size: int, owner_url: str | None, make: bool = True
 ) -> tuple[PostgresDatabase, dict[str, str]]:
     parts = urlparse(url)
     conninfo = url.replace("postgres://", "postgresql://", 1)
     database = PostgresDatabase(conninfo, schema, pool_size)
-    if owner_url:
+    if make and owner_url:
         owner = PostgresDatabase(owner_url.replace("postgres://", "postgresql://", 1), schema, 1)
         try:
             create_postgres_schema(owner)
             grant_service_role(owner, unquote(parts.username or "postgres"))
         finally:
             owner.close()
-    else:
+    elif make:
         create_postgres_schema(database)
     env = {
         "PERSISTENCE_MODULE": "eventsourcing.postgres",

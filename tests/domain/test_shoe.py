@@ -2,11 +2,12 @@ import hashlib
 import itertools
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
+from domain import shoe as shoe_module
 from domain.cards import InvalidCard, build_shoe_cards, rank_of, standard_deck
 from domain.shoe import (
     SHUFFLE_ALGORITHM,
@@ -142,6 +143,59 @@ def test_shuffling_leaves_its_input_alone() -> None:
     cards = standard_deck()
     shuffle(cards, VECTOR_SEED)
     assert cards == standard_deck()
+
+
+def _drawing_shuffle(cards: Sequence[str], words: Iterator[int]) -> list[str]:
+    """docs/shuffle.md's reference Fisher-Yates, over a given word stream."""
+    shuffled = list(cards)
+    for i in range(len(shuffled) - 1, 0, -1):
+        n = i + 1
+        limit = 2**64 - 2**64 % n
+        j = next(word for word in words if word < limit) % n
+        shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
+    return shuffled
+
+
+def _words(seed_hex: str) -> Iterator[int]:
+    generator = SeededGenerator(seed_hex)
+    return iter(generator.next_word, None)
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 4, 5, 8, 9, 52, 53, 311, 312, 415, 416])
+def test_the_shuffle_draws_as_the_reference_does_at_every_shoe_length(size: int) -> None:
+    cards = [f"c{index}" for index in range(size)]
+    for index in range(40):
+        assert shuffle(cards, _seed(index)) == _drawing_shuffle(cards, _words(_seed(index)))
+
+
+@pytest.mark.parametrize("rejected_at", [0, 1, 100, 410, 413])
+def test_a_rejected_word_is_skipped_as_uniform_below_skips_it(
+    rejected_at: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The word at index k is drawn below n = 416 - k; 2**64 - 1 passes only where n is a
+    # power of two, which no n of these steps is: it is rejected.
+    def words_of(seed_hex: str) -> list[int]:
+        stream = _words(seed_hex)
+        found = [next(stream) for _ in range(440)]
+        found.insert(rejected_at, 2**64 - 1)
+        return found
+
+    def blocks(seed: bytes, first: int, count: int) -> list[int]:
+        return words_of(seed.hex())[4 * first : 4 * (first + count)]
+
+    cards = build_shoe_cards(8)
+    taking_every_word = list(cards)
+    for i, word in zip(range(415, 0, -1), words_of(VECTOR_SEED), strict=False):
+        j = word % (i + 1)
+        taking_every_word[i], taking_every_word[j] = taking_every_word[j], taking_every_word[i]
+    monkeypatch.setattr(shoe_module, "_blocks_of_words", blocks)
+
+    shuffled = shuffle(cards, VECTOR_SEED)
+
+    # The word is skipped, and each draw after it takes the word after its own.
+    assert shuffled == _drawing_shuffle(cards, iter(words_of(VECTOR_SEED)))
+    assert shuffled == _drawing_shuffle(cards, _words(VECTOR_SEED))
+    assert shuffled != taking_every_word
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 10, 416, 2**63 + 1, 2**64])

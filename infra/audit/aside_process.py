@@ -1,0 +1,192 @@
+"""The rebuild aside of `casino audit verify` in a process of its own, on another core.
+
+Half of a verify's time went to the rebuild aside that the read models are compared
+with (decoding, the read models' views, their writes into the scratch copy, the
+compare), the other half to every other check; one Python process runs one core at
+a time. On a store large enough to be worth a process (`PROCESS_EVENTS_MIN`),
+verify hands each page of the log it read - the very bytes its chain and seal
+checks see, not a read of its own - to a second process, which decodes them with
+the same mapper, feeds its `Aside` and compares, exactly as the `Aside` of one
+process does; meanwhile verify's own process checks the same pages.
+
+The pages go as plain tuples (position, aggregate id as an integer, version, topic,
+stored bytes), pickled cheaply, at most `PAGES_IN_FLIGHT` of them at a time, so
+memory stays bounded whatever the log's length. At an event it cannot decode the
+process stops feeding, as `Aside` does, and its compare reads on from the log and
+fails the same way. What it finds comes back as the comparison, or the repr of the
+error its compare raised, for verify to name as it names a failed rebuild. A
+process that ends without answering, or cannot be started, or stops taking pages,
+is a failed rebuild too (`RebuildFailed`): never a pass.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+from collections.abc import Iterator, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import Notification
+
+from infra.audit.rebuild import Aside, Comparison, fewer_collections
+from infra.store.store import Store, open_store
+
+# Fewer events than this are rebuilt in verify's own process: starting a process and
+# importing the application there takes about half a second.
+PROCESS_EVENTS_MIN = 50_000
+# Pages sent but not yet taken: a second of the other process's start-up, bounded.
+PAGES_IN_FLIGHT = 8
+# How often a blocked send looks whether the process still runs.
+SEND_WAIT_SECONDS = 1.0
+SCRATCH_POOL_SIZE = 2
+IDS_KEPT_MAX = 100_000  # aggregate ids made once each, up to a bound (as the store's reader)
+Row = tuple[int, Any, int, str, bytes]
+
+
+def cores() -> int:
+    """The cores this process may run on: with one, a second process only costs."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform
+        return os.cpu_count() or 1
+
+
+class RebuildFailed(Exception):
+    """The process's rebuild could not be compared: why, as the error's repr (or what
+    became of the process)."""
+
+
+class AsideProcess:
+    """An `Aside` in another process, fed the pages verify reads (`sending`)."""
+
+    def __init__(self, store: Store) -> None:
+        context = multiprocessing.get_context("spawn")  # no fork of threads and connections
+        self.pages: Any = context.Queue(maxsize=PAGES_IN_FLIGHT)
+        self.answers, answering = context.Pipe(duplex=False)
+        self.process = context.Process(
+            target=_rebuild_aside,
+            args=(store.url, store.postgres_schema, self.pages, answering),
+            name="casino-audit-aside",
+            daemon=True,
+        )
+        self.failure: str | None = None
+        self.started = False
+        try:
+            self.process.start()
+            self.started = True
+        except Exception as error:  # no process, no rebuild: named when compared
+            self.failure = f"the rebuild's process could not start: {error!r}"
+        answering.close()  # the child's end: its closing is how a dead child shows
+
+    def sending(self, pages: Iterator[Sequence[Any]]) -> Iterator[Sequence[Any]]:
+        """The same pages, each handed to the process first."""
+        for page in pages:
+            self._send([_row(n) for n in page])
+            yield page
+
+    def _send(self, rows: list[Row] | None) -> None:
+        while self.failure is None:
+            try:
+                self.pages.put(rows, timeout=SEND_WAIT_SECONDS)
+                return
+            except queue.Full:
+                if not self.process.is_alive():
+                    self.failure = _ended(self.process)
+
+    def compare(self) -> Comparison:
+        """The process's comparison, once it has every page; RebuildFailed if it has none."""
+        self._send(None)  # the end of the pages
+        if self.failure is not None:
+            raise RebuildFailed(self.failure)
+        wait([self.answers, self.process.sentinel])
+        try:
+            answer = self.answers.recv()
+        except EOFError:  # it ended without answering
+            self.process.join()
+            raise RebuildFailed(_ended(self.process)) from None
+        if answer[0] == "failed":
+            raise RebuildFailed(answer[1])
+        return Comparison(answer[1], answer[2])
+
+    def __enter__(self) -> AsideProcess:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.started:
+            self.process.join(timeout=SEND_WAIT_SECONDS)  # it ends once it has answered
+            if self.process.is_alive():  # verify itself failed, or the process is stuck
+                self.process.kill()
+                self.process.join()
+        self.pages.close()
+        self.pages.cancel_join_thread()  # pages nobody will take are dropped
+        self.answers.close()
+
+
+def _row(notification: Any) -> Row:
+    aggregate = notification.originator_id
+    return (
+        notification.id,
+        aggregate.int if type(aggregate) is UUID else aggregate,
+        notification.originator_version,
+        notification.topic,
+        notification.state,
+    )
+
+
+def _ended(process: Any) -> str:
+    return f"the rebuild's process ended (exit code {process.exitcode}) without an answer"
+
+
+def _rebuild_aside(url: str, schema: str, pages: Any, answers: Connection) -> None:
+    """In the other process: feed an `Aside` the pages as they come, then compare."""
+    try:
+        # As verify opened it (with the owner's role, perhaps): only read here.
+        store = open_store(url, postgres_schema=schema, pool_size=SCRATCH_POOL_SIZE,
+                           group_commit=None, opened_elsewhere=True)  # fmt: skip
+    except Exception as error:
+        answers.send(("failed", repr(error)))
+        return
+    try:
+        with fewer_collections(), Aside(store, lambda _: None) as aside:
+            _feed(store, aside, pages)
+            try:
+                comparison = aside.compare()
+            except Exception as error:  # verify names it, as it names its own
+                answers.send(("failed", repr(error)))
+                return
+        answers.send(("compared", comparison.position, comparison.differences))
+    finally:
+        store.close()
+
+
+def _feed(store: Store, aside: Aside, pages: Any) -> None:
+    """Every page until the end (None); past an event it cannot decode, no more is fed
+    and the pages are only taken (`compare` reads on from the log, and fails there)."""
+    ids: dict[int, UUID] = {}
+    while (rows := pages.get()) is not None:
+        for position, aggregate, version, topic, state in rows if aside.feeding else ():
+            if type(aggregate) is int:
+                aggregate = ids.get(aggregate) or _kept(ids, aggregate)
+            notification = Notification(
+                id=position,
+                originator_id=aggregate,
+                originator_version=version,
+                topic=topic,
+                state=state,
+            )
+            try:
+                event = store.projector.to_event(notification)
+            except Exception:
+                aside.stop()
+                break
+            aside.add(position, event)
+
+
+def _kept(ids: dict[int, UUID], number: int) -> UUID:
+    if len(ids) >= IDS_KEPT_MAX:
+        ids.clear()
+    made = ids[number] = UUID(int=number)
+    return made
