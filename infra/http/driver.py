@@ -81,7 +81,12 @@ async def _on_the_loop(seam: CommandSeam, steps: Steps[T]) -> Outcome[T]:
             with never_waiting():
                 step = _next(steps, None)
         else:
-            await run_in_threadpool(seam.snapshot, step)
+            try:
+                await run_in_threadpool(seam.snapshot, step)
+            except asyncio.CancelledError:
+                # The save landed: what follows the snapshot only tells the metrics.
+                _next(steps, None)
+                raise
             step = _next(steps, None)
     return step
 

@@ -202,3 +202,44 @@ def test_a_command_whose_caller_goes_away_while_it_saves_lands_once_and_stops_no
     samples = scrape(Api(TestClient(app)))
     assert sample(samples, "casino_commands_total", command="deposit", outcome="applied") == 2
     assert sample(samples, "casino_commands_total", command="deposit", outcome="replayed") == 1
+
+
+def test_a_command_whose_caller_goes_away_while_its_snapshot_is_written_is_counted_once(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its save has landed: cancelled while the snapshot it made due is written, it is
+    still told to the metrics as applied, once."""
+    monkeypatch.setitem(store.app.snapshotting_intervals, Wallet, 1)  # every save is due
+    assert store.app.snapshots is not None
+    put, entered, released = store.app.snapshots.put, threading.Event(), threading.Event()
+    released.set()
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        entered.set()
+        assert released.wait(SECONDS)
+        return put(*args, **kwargs)
+
+    monkeypatch.setattr(store.app.snapshots, "put", held)
+    app = create_app(store, load_settings(database_url=store.url), background=False)
+
+    async def scenario() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://casino") as client:
+            body = {"player_id": "alice", "display_name": "A"}
+            await client.post("/v1/players", json=body, headers={**SERVICE, "Idempotency-Key": "p"})
+            released.clear()
+            entered.clear()
+            deposit = {"mode": "real", "amount": "1.00"}
+            headers = {**SERVICE, "Idempotency-Key": "k"}
+            gone = asyncio.create_task(
+                client.post("/v1/players/alice/deposits", json=deposit, headers=headers)
+            )
+            assert await asyncio.to_thread(entered.wait, SECONDS)  # writing its snapshot
+            gone.cancel()
+            released.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                await gone
+
+    asyncio.run(scenario())
+    samples = scrape(Api(TestClient(app)))
+    assert sample(samples, "casino_commands_total", command="deposit", outcome="applied") == 1
