@@ -243,3 +243,33 @@ def test_a_command_whose_caller_goes_away_while_its_snapshot_is_written_is_count
     asyncio.run(scenario())
     samples = scrape(Api(TestClient(app)))
     assert sample(samples, "casino_commands_total", command="deposit", outcome="applied") == 1
+
+
+def test_one_request_sent_many_times_at_once_is_applied_once_with_one_answer(
+    store: Store,
+) -> None:
+    """Copies of one request on the loop at once land in one batch or in several: the
+    later saves fail on the key, go on in worker threads, and answer as the first."""
+    app = create_app(store, load_settings(database_url=store.url), background=False)
+    headers = {**SERVICE, "Idempotency-Key": "k"}
+
+    async def scenario() -> tuple[list[httpx.Response], httpx.Response]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://casino") as client:
+            body = {"player_id": "alice", "display_name": "A"}
+            await client.post("/v1/players", json=body, headers={**SERVICE, "Idempotency-Key": "p"})
+            deposit = {"mode": "real", "amount": "1.00"}
+            copies = await asyncio.gather(
+                *(
+                    client.post("/v1/players/alice/deposits", json=deposit, headers=headers)
+                    for _ in range(8)
+                )
+            )
+            wallet = await client.get("/v1/players/alice/wallets/real", headers=SERVICE)
+            return list(copies), wallet
+
+    copies, wallet = asyncio.run(scenario())
+    assert {answer.status_code for answer in copies} == {201}
+    assert len({answer.text for answer in copies}) == 1
+    assert [a.headers.get("Idempotent-Replayed") for a in copies].count(None) == 1
+    assert wallet.json()["balance"] == "1.00"

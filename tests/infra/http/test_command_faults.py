@@ -10,7 +10,7 @@ from eventsourcing.persistence import OperationalError
 
 from infra.store.seal import LogTampered
 from infra.store.store import Store
-from tests.conftest import Api
+from tests.conftest import Api, StoreFactory
 
 DEPOSIT = {"mode": "real", "amount": "1.00"}
 
@@ -67,3 +67,21 @@ def test_a_save_the_store_refuses_as_tampered_is_answered_503_and_changes_nothin
     again = api.post("/v1/players/alice/deposits", DEPOSIT, key="k")
     assert (again.status_code, again.headers.get("Idempotent-Replayed")) == (201, None)
     assert api.wallet("alice")["balance"] == "11.00"
+
+
+def test_a_command_on_a_wallet_another_server_moved_on_is_decided_again_once(
+    stores: StoreFactory, store: Store, api: Api
+) -> None:
+    api.player("alice", real="10.00")  # cached here, at its version then
+    other = stores.open()
+    other.app.withdraw("alice", "real", 900)  # another server takes $9.00 meanwhile
+    # Decided on the loop from the stale cached wallet, its save conflicts; it is
+    # decided again on the wallet as stored.
+    moved = api.post("/v1/players/alice/deposits", DEPOSIT, key="k")
+    assert moved.status_code == 201
+    assert moved.json()["wallet"]["balance"] == "2.00"
+    # A refusal reached from a stale cached wallet is checked against the store too.
+    other.app.deposit("alice", "real", 500)
+    taken = api.post("/v1/players/alice/withdrawals", {"mode": "real", "amount": "6.00"})
+    assert taken.status_code == 201, taken.text
+    assert api.wallet("alice")["balance"] == "1.00"
