@@ -66,9 +66,13 @@ async def _on_the_loop(seam: CommandSeam, steps: Steps[T]) -> Outcome[T]:
     while not isinstance(step, Outcome):
         if isinstance(step, Save):
             saving = seam.submit(step)
+            waiting = asyncio.wrap_future(saving)
             try:
-                ids = await asyncio.shield(asyncio.wrap_future(saving))
+                ids = await asyncio.shield(waiting)
             except asyncio.CancelledError:
+                # Its failure, if any, is the finishing thread's to handle, not asyncio's
+                # to log as never retrieved.
+                waiting.add_done_callback(lambda done: done.cancelled() or done.exception())
                 _finish_elsewhere(seam, steps, saving)
                 raise
             except Exception as error:
