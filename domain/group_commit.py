@@ -15,7 +15,9 @@ waiting, up to `batch_max`; when the last transaction was shared, it lingers up 
   saying whose it was: the batch's saves are then written one by one, each getting
   its own answer (saved, or the conflict for its command to retry);
 - a lost connection fails every save of the batch with it; each command decides
-  what to do, as it would alone (a receipt tells it next time whether it landed).
+  what to do, as it would alone (a receipt tells it next time whether it landed);
+- a save is taken for good as it is gathered: its future can no longer be
+  cancelled; one its waiter cancelled before that is dropped, never written.
 
 Hand-rolled rather than a library: the batching has to know the store's
 conflict semantics (aggregate id and version), and it is about a hundred lines.
@@ -57,16 +59,6 @@ class GroupCommitSettings:
             raise ValueError(f"group commit gathers 1-{BATCH_MAX_MAX} saves")
 
 
-def _taken() -> Future[list[int]]:
-    """A save's answer, already running: once queued the save is the committer's and
-    cannot be taken back. (An event loop's task cancelled while it awaits the answer
-    cancels the future asyncio.wrap_future wraps; had it been cancellable, the
-    committer's set_result would then have raised, and killed its thread.)"""
-    answer: Future[list[int]] = Future()
-    answer.set_running_or_notify_cancel()
-    return answer
-
-
 @dataclass
 class PendingSave:
     """One command's save: its stored events, in order, its receipts, what to do once
@@ -75,7 +67,13 @@ class PendingSave:
     stored_events: list[StoredEvent]
     receipts: list[ReceiptRecord]
     on_saved: Callable[[], None]
-    answer: Future[list[int]] = field(default_factory=_taken)
+    answer: Future[list[int]] = field(default_factory=Future)
+
+    def taken(self) -> bool:
+        """Taken into a batch: from now on its answer cannot be cancelled (its waiter
+        only stops listening). False if the waiter cancelled it first: it is dropped,
+        never written, and nobody is told."""
+        return self.answer.set_running_or_notify_cancel()
 
     def saved(self, ids: list[int]) -> None:
         try:
@@ -130,6 +128,8 @@ class GroupCommit:
             batch = self._gather()
             if batch is None:
                 return
+            if not batch:
+                continue  # every save gathered had been given up on first
             try:
                 self._commit(batch)
             except BaseException as error:
@@ -143,7 +143,7 @@ class GroupCommit:
         first = self._waiting.get()
         if first is None:
             return None
-        batch = [first]
+        batch = [first] if first.taken() else []
         linger_until = time.monotonic() + (self._settings.wait_seconds if self._shared_last else 0)
         while len(batch) < self._settings.batch_max:
             timeout = linger_until - time.monotonic()
@@ -158,7 +158,8 @@ class GroupCommit:
             if pending is None:
                 self._waiting.put(None)  # close once this batch is written
                 break
-            batch.append(pending)
+            if pending.taken():
+                batch.append(pending)
         self._shared_last = len(batch) > 1
         return batch
 

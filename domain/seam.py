@@ -168,11 +168,14 @@ class CommandSeam(Application[UUID]):
         """Run a command to its end in this thread."""
         return self.drive(self.steps(command, receipt, name))
 
-    def drive(self, steps: Steps[T], failed: Exception | None = None) -> Outcome[T]:
+    def drive(
+        self, steps: Steps[T], failed: Exception | None = None, saved: list[int] | None = None
+    ) -> Outcome[T]:
         """Step through a command's attempts in this thread, waiting on each save: from
-        the start, or (`failed`) from the failure of the save they last yielded."""
+        the start, or from the save they last yielded: its failure (`failed`) or its
+        notification ids (`saved`)."""
         try:
-            step = steps.throw(failed) if failed is not None else next(steps)
+            step = steps.throw(failed) if failed is not None else steps.send(saved)
             while True:
                 if isinstance(step, Pause):
                     self._sleep(step.seconds)

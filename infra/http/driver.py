@@ -17,6 +17,13 @@ looking the receipt up, retrying. After a save has landed nothing is started ove
 (a command without a receipt could be applied twice): the steps after it run on the
 loop, and a snapshot it made due is written in a worker thread.
 
+A caller that goes away while the save is awaited (a disconnect where the server
+cancels the request, a shutdown that cancels what is in flight) cancels the route's
+coroutine, never the save: it is the committer's (cancelling its future would leave
+the committer answering a cancelled future, and every command after it unanswered).
+The attempts go on in a worker thread from that save, to their end, as a sync route's
+thread would have gone on.
+
 Without group commit a save is the store's own blocking call, so the whole command
 runs in a worker thread.
 """
@@ -24,6 +31,7 @@ runs in a worker thread.
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import Future
 from typing import Any, ParamSpec, TypeVar
 
 from starlette.concurrency import run_in_threadpool
@@ -31,11 +39,13 @@ from starlette.concurrency import run_in_threadpool
 from domain.commands import BoundCommand
 from domain.outcome import Outcome, Receipt
 from domain.seam import CommandSeam, Pause, Save, Snapshots, Steps
+from infra.logs import get_logger
 from infra.store.no_wait import WouldWait, never_waiting
 
 T = TypeVar("T")
 P = ParamSpec("P")
 Step = Save | Pause | Snapshots
+log = get_logger("casino.http")
 
 
 async def run_command(
@@ -55,8 +65,16 @@ async def _on_the_loop(seam: CommandSeam, steps: Steps[T]) -> Outcome[T]:
         step = _next(steps, None)
     while not isinstance(step, Outcome):
         if isinstance(step, Save):
+            saving = seam.submit(step)
+            waiting = asyncio.wrap_future(saving)
             try:
-                ids = await asyncio.wrap_future(seam.submit(step))
+                ids = await asyncio.shield(waiting)
+            except asyncio.CancelledError:
+                # Its failure, if any, is the finishing thread's to handle, not asyncio's
+                # to log as never retrieved.
+                waiting.add_done_callback(lambda done: done.cancelled() or done.exception())
+                _finish_elsewhere(seam, steps, saving)
+                raise
             except Exception as error:
                 # What a failed save leads to (a receipt to look up, a retry) waits on
                 # the store: the same attempts go on in a worker thread from there.
@@ -67,9 +85,32 @@ async def _on_the_loop(seam: CommandSeam, steps: Steps[T]) -> Outcome[T]:
             with never_waiting():
                 step = _next(steps, None)
         else:
-            await run_in_threadpool(seam.snapshot, step)
+            try:
+                await run_in_threadpool(seam.snapshot, step)
+            except asyncio.CancelledError:
+                # The save landed: what follows the snapshot only tells the metrics.
+                _next(steps, None)
+                raise
             step = _next(steps, None)
     return step
+
+
+def _finish_elsewhere(seam: CommandSeam, steps: Steps[T], saving: Future[list[int]]) -> None:
+    """The attempts after a save nobody awaits any more, to their end in a worker thread."""
+
+    def finish() -> None:
+        try:
+            ids = saving.result()
+        except Exception as error:
+            seam.drive(steps, error)
+        else:
+            seam.drive(steps, saved=ids)
+
+    def told(done: asyncio.Future[None]) -> None:
+        if not done.cancelled() and (error := done.exception()) is not None:
+            log.warning("command_unanswered", error=repr(error)[:300])
+
+    asyncio.get_running_loop().run_in_executor(None, finish).add_done_callback(told)
 
 
 def _next(steps: Steps[T], sent: list[int] | None) -> Step | Outcome[T]:

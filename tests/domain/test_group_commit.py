@@ -3,7 +3,6 @@ what it refuses, and who hears about a failure."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -174,38 +173,32 @@ def test_a_saved_command_is_cached_before_its_answer_and_before_the_next_batch()
     commit.close()
 
 
+def test_a_save_its_waiter_gave_up_on_is_written_whole_or_not_at_all_and_the_rest_go_on() -> None:
+    """A waiter may cancel its future (an asyncio task awaiting it through
+    wrap_future is cancelled with it). Queued still, the save is dropped; taken into a
+    batch, it can no longer be cancelled and is answered as any other: either way the
+    committer answers every other save, then and after."""
+    store = Store()
+    commit = committer(store)
+    first = commit.save([event(uuid4())], [], lambda: None)
+    assert store.first_started.wait(SECONDS)  # taken: the store holds it
+    queued_id = uuid4()
+    queued = commit.save([event(queued_id)], [], lambda: None)
+    beside = commit.save([event(uuid4())], [], lambda: None)
+    assert not first.cancel()
+    assert queued.cancel()
+    store.release.set()
+    assert first.result(SECONDS) == [1]
+    assert beside.result(SECONDS) == [2]
+    assert commit.save([event(uuid4())], [], lambda: None).result(SECONDS) == [3]
+    assert queued_id not in {e.originator_id for saved in store.transactions for e in saved}
+    commit.close()
+
+
 @pytest.mark.parametrize(("wait", "batch"), [(-0.001, 1), (0.051, 1), (0.0, 0), (0.0, 1001)])
 def test_the_knobs_are_bounded(wait: float, batch: int) -> None:
     with pytest.raises(ValueError):
         GroupCommitSettings(wait_seconds=wait, batch_max=batch)
-
-
-def test_a_save_its_waiter_gave_up_on_is_still_written_and_the_committer_goes_on() -> None:
-    # An event loop's task cancelled while it awaits its save (a shutdown, say):
-    # asyncio.wrap_future then cancels the future it wraps. The save is already the
-    # committer's: it is written, answered, and the committer goes on with the rest.
-    store = Store()
-    commit = committer(store)
-    first = commit.save([event(uuid4())], [], lambda: None)
-    assert store.first_started.wait(SECONDS)
-
-    async def abandoned() -> None:
-        waiting = asyncio.ensure_future(
-            asyncio.wrap_future(commit.save([event(uuid4())], [], lambda: None))
-        )
-        await asyncio.sleep(0)
-        waiting.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await waiting
-
-    asyncio.run(abandoned())
-    neighbour = commit.save([event(uuid4())], [], lambda: None)
-    store.release.set()
-    first.result(SECONDS)
-    assert neighbour.result(SECONDS) == [3]
-    assert commit.save([event(uuid4())], [], lambda: None).result(SECONDS) == [4]
-    assert sum(len(stored) for stored in store.transactions) == 4  # the abandoned one too
-    commit.close()
 
 
 def test_a_batch_that_fails_after_its_commit_does_not_stop_the_committer() -> None:
