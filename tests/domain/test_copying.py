@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import domain.application
 from domain.application import CasinoApplication
 from domain.copying import FastCopy, copied
+from tests.conftest import seat_p2p_table
 
 ATOMS = st.one_of(
     st.none(),
@@ -77,14 +78,7 @@ def test_every_aggregate_copies_with_fastcopy() -> None:
 
 def test_a_played_table_and_round_copy_as_their_events_make_them_and_stay_apart() -> None:
     app = CasinoApplication(env={"AGGREGATE_CACHE_MAXSIZE": "100"})
-    for who in ("dealer", "player"):
-        app.register_player(who, who)
-        app.deposit(who, "real", 1_000_000)
-    app.adjust_points("dealer", "real", 100_000, "test")
-    table = app.sit_as_dealer("dealer", "real", "II", auto_confirm=False).result
-    assert table is not None
-    app.join_as_player("player", "real", "II")
-    opened = app.confirm(table.table_id, None).result
+    opened = app.confirm(seat_p2p_table(app, "II"), None).result
     round_id = str(opened.round_id)
     app.place_bet(round_id, "player", 1_000, None)
     app.deal(round_id)

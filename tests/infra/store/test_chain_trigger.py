@@ -5,8 +5,6 @@ across the change."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from infra.store import chain as event_chain
@@ -55,37 +53,32 @@ def trigger_runs_per_row(stores: StoreFactory) -> bool:
 
 @pytest.mark.postgres
 def test_a_store_made_with_the_row_trigger_keeps_one_chain_across_the_change(
-    postgres_up: bool, tmp_path: Path
+    postgres_stores: StoreFactory,
 ) -> None:
-    if not postgres_up:
-        pytest.skip("PostgreSQL is not reachable")
-    stores = StoreFactory("postgres", tmp_path)
-    try:
-        # Given a store whose events were chained one row at a time
-        old = stores.open()
-        old.database.script(
-            ROW_TRIGGER.format(
-                schema=stores.schema,
-                genesis=event_chain.GENESIS,
-                chain=event_chain.TABLE,
-                events=POSTGRES_EVENTS_TABLE,
-            )
+    stores = postgres_stores
+    # Given a store whose events were chained one row at a time
+    old = stores.open()
+    old.database.script(
+        ROW_TRIGGER.format(
+            schema=stores.schema,
+            genesis=event_chain.GENESIS,
+            chain=event_chain.TABLE,
+            events=POSTGRES_EVENTS_TABLE,
         )
-        assert trigger_runs_per_row(stores)
-        old.app.register_player("ann", "Ann")
-        old.app.deposit("ann", "real", 1_000)
-        old.close()
-        # When the service starts on it again and saves more, many events a save
-        new = stores.open()
-        assert not trigger_runs_per_row(stores)
-        new.app.register_player("bob", "Bob")
-        for _ in range(3):
-            new.app.deposit("bob", "real", 100)
-        # Then every event is chained, in one chain the audit verifies
-        with new.database.read() as cursor:
-            cursor.execute(f"SELECT COUNT(*) FROM {event_chain.TABLE}")
-            (links,) = cursor.fetchone()
-        assert links == new.app.recorder.max_notification_id()
-        assert problems_of(new) == []
-    finally:
-        stores.close_all()
+    )
+    assert trigger_runs_per_row(stores)
+    old.app.register_player("ann", "Ann")
+    old.app.deposit("ann", "real", 1_000)
+    old.close()
+    # When the service starts on it again and saves more, many events a save
+    new = stores.open()
+    assert not trigger_runs_per_row(stores)
+    new.app.register_player("bob", "Bob")
+    for _ in range(3):
+        new.app.deposit("bob", "real", 100)
+    # Then every event is chained, in one chain the audit verifies
+    with new.database.read() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM {event_chain.TABLE}")
+        (links,) = cursor.fetchone()
+    assert links == new.app.recorder.max_notification_id()
+    assert problems_of(new) == []
