@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from domain.outcome import Outcome, Receipt
-from domain.seam import CommandSeam
+from domain.seam import CommandSeam, Steps
 from domain.unit import Unit
 
 T = TypeVar("T")
@@ -40,6 +40,17 @@ class BoundCommand(Generic[S, P, T]):
         return self._seam.run(
             lambda unit: self._method(self._seam, unit, *args, **kwargs), receipt, self.name
         )
+
+    def steps(self, receipt: Receipt[T], *args: P.args, **kwargs: P.kwargs) -> Steps[T]:
+        """The command's attempts, once per key, for a driver other than the seam's own
+        `run` to step through (infra/http/driver.py)."""
+        return self._seam.steps(
+            lambda unit: self._method(self._seam, unit, *args, **kwargs), receipt, self.name
+        )
+
+    @property
+    def seam(self) -> S:
+        return self._seam
 
     @property
     def name(self) -> str:

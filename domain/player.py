@@ -13,6 +13,7 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.copying import FastCopy
 from domain.errors import AlreadyAtTable, RoundInterrupted, UnknownPlayer
 from domain.ids import check_player_id, player_uuid
 from domain.unit import Unit
@@ -20,7 +21,7 @@ from domain.unit import Unit
 DISPLAY_NAME_LENGTH_MAX = 100
 
 
-class Player(Aggregate):
+class Player(FastCopy, Aggregate):
     TOPIC = "casino:Player"
     # Version 2 keeps the seats a player holds at multi-player tables; a snapshot
     # taken before holds none.

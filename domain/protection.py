@@ -22,6 +22,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from domain import protection_record as record_of
+from domain.copying import FastCopy
 from domain.errors import (
     DepositLimitExceeded,
     InvalidLimit,
@@ -73,7 +74,7 @@ class Activity:
         return bool(self.deposit_cents or self.stakes or self.released or self.settled)
 
 
-class Protection(Aggregate):
+class Protection(FastCopy, Aggregate):
     TOPIC = "casino:Protection"
 
     class Created(Aggregate.Created):

@@ -20,10 +20,11 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.copying import FastCopy
 from domain.ids import receipt_uuid
 
 
-class CommandReceipt(Aggregate):
+class CommandReceipt(FastCopy, Aggregate):
     TOPIC = "casino:CommandReceipt"
 
     class Created(Aggregate.Created):

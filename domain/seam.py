@@ -47,7 +47,7 @@ from domain.ids import receipt_uuid
 from domain.outcome import CommandObserver, Outcome, Receipt, Unobserved
 from domain.player import Player
 from domain.receipt import CommandReceipt, FoundReceipt, ReceiptRecord, found_in_log
-from domain.unit import MemoryBox, SecretBox, Unit
+from domain.unit import MemoryBox, SecretBox, Unit, project
 from domain.wallet import Wallet, check_postings_balance
 
 T = TypeVar("T")
@@ -68,19 +68,35 @@ def _utc_now() -> datetime.datetime:
 
 
 @dataclass(frozen=True)
-class _Save:
+class Save:
+    """A save for the driver to hand to the store (`CommandSeam.submit`); the attempts
+    are sent its notification ids, or thrown the store's error."""
+
     processing: ProcessingEvent[UUID]
     stored: list[StoredEvent]
     receipts: list[ReceiptRecord]
 
 
 @dataclass(frozen=True)
-class _Pause:
+class Pause:
+    """Wait this long before the next attempt."""
+
     seconds: float
 
 
-# A command's attempts: they yield saves (sent back their notification ids) and pauses.
-_Steps = Generator[_Save | _Pause, list[int] | None, Outcome[T]]
+@dataclass(frozen=True)
+class Snapshots:
+    """After a save: aggregates it took past a snapshot interval, for the driver to
+    snapshot (`CommandSeam.snapshot`), a write of its own the command does not wait on
+    for its answer."""
+
+    aggregates: list[Aggregate]
+
+
+# A command's attempts: between what they yield they never wait on the store, except
+# to load what the command reads (a cached aggregate is not read again) and, after a
+# refusal or a failed save, to look its receipt up. A driver does the waiting.
+Steps = Generator[Save | Pause | Snapshots, list[int] | None, Outcome[T]]
 
 
 class CommandSeam(Application[UUID]):
@@ -150,24 +166,44 @@ class CommandSeam(Application[UUID]):
         name: str = "command",
     ) -> Outcome[T]:
         """Run a command to its end in this thread."""
-        steps = self._observed(self._attempts(command, receipt, name), name)
+        return self.drive(self.steps(command, receipt, name))
+
+    def drive(
+        self, steps: Steps[T], failed: Exception | None = None, saved: list[int] | None = None
+    ) -> Outcome[T]:
+        """Step through a command's attempts in this thread, waiting on each save: from
+        the start, or from the save they last yielded: its failure (`failed`) or its
+        notification ids (`saved`)."""
         try:
-            step = next(steps)
+            step = steps.throw(failed) if failed is not None else steps.send(saved)
             while True:
-                if isinstance(step, _Pause):
+                if isinstance(step, Pause):
                     self._sleep(step.seconds)
                     step = steps.send(None)
-                    continue
-                try:
-                    ids = self._store(step).result()
-                except Exception as error:
-                    step = steps.throw(error)
+                elif isinstance(step, Snapshots):
+                    self.snapshot(step)
+                    step = steps.send(None)
                 else:
-                    step = steps.send(ids)
+                    try:
+                        ids = self.submit(step).result()
+                    except Exception as error:
+                        step = steps.throw(error)
+                    else:
+                        step = steps.send(ids)
         except StopIteration as done:
             return cast(Outcome[T], done.value)
 
-    def _observed(self, steps: _Steps[T], name: str) -> _Steps[T]:
+    def steps(
+        self,
+        command: Callable[[Unit], T],
+        receipt: Receipt[T] | None = None,
+        name: str = "command",
+    ) -> Steps[T]:
+        """The command's attempts, its outcome told to the observer, for a driver to
+        step through (`run` here; infra/http/driver.py on the event loop)."""
+        return self._observed(self._attempts(command, receipt, name), name)
+
+    def _observed(self, steps: Steps[T], name: str) -> Steps[T]:
         """The command's steps, its outcome told to the observer."""
         try:
             outcome = yield from steps
@@ -185,7 +221,7 @@ class CommandSeam(Application[UUID]):
 
     def _attempts(
         self, command: Callable[[Unit], T], receipt: Receipt[T] | None, name: str
-    ) -> _Steps[T]:
+    ) -> Steps[T]:
         """Each attempt of the command: decide, then yield its save and receive its
         notification ids (or the store's error); between attempts, yield a pause. The
         driver (`run`) does the waiting, so the rules stay free of how it waits.
@@ -234,7 +270,7 @@ class CommandSeam(Application[UUID]):
                 if replay := self._replay(receipt):
                     return replay  # The save failed on the key: a repeated request.
                 reason = "conflict"  # Another command saved first: again, on fresh state.
-                yield _Pause(self._back_off_seconds(attempt))
+                yield Pause(self._back_off_seconds(attempt))
                 continue
             except (OperationalError, InterfaceError):
                 reason = "connection"
@@ -242,7 +278,7 @@ class CommandSeam(Application[UUID]):
                 if receipt is None:
                     raise  # Without a receipt we cannot tell whether the save landed.
                 look_first = True  # The receipt tells next time round whether it landed.
-                yield _Pause(self._back_off_seconds(attempt))
+                yield Pause(self._back_off_seconds(attempt))
                 continue
             except Exception:
                 # A store that refuses the save (a tampered log) says nothing of the key:
@@ -251,7 +287,8 @@ class CommandSeam(Application[UUID]):
                     return replay
                 raise
             assert ids is not None
-            self._take_snapshots(save.processing)
+            if due := self._due_snapshots(save.processing):
+                yield Snapshots(due)
             self.observer.saved(len(ids))
             return Outcome(
                 result=result, answer=answer, replayed=False, position=max(ids, default=0)
@@ -290,15 +327,20 @@ class CommandSeam(Application[UUID]):
         aggregates.append(CommandReceipt(receipt.key, receipt.fingerprint, answer))
         return []
 
-    def _prepared(self, aggregates: list[Aggregate], receipts: list[ReceiptRecord]) -> _Save:
+    def _prepared(self, aggregates: list[Aggregate], receipts: list[ReceiptRecord]) -> Save:
         """The aggregates' new events, stored as the store will keep them (mapped in the
         command's own thread, not the committer's), and the command's receipts."""
         processing: ProcessingEvent[UUID] = ProcessingEvent()
-        processing.collect_events(*aggregates)
+        # As the library's collect_events, without its isinstance checks against typing
+        # Protocols: they were a twentieth of a P2P command's time (py-spy), and every
+        # one here is an Aggregate.
+        for aggregate in aggregates:
+            processing.events += aggregate.collect_events()
+            processing.aggregates[aggregate.id] = aggregate
         stored = [self.mapper.to_stored_event(event) for event in processing.events]
-        return _Save(processing, stored, receipts)
+        return Save(processing, stored, receipts)
 
-    def _store(self, save: _Save) -> Future[list[int]]:
+    def submit(self, save: Save) -> Future[list[int]]:
         """Insert a save's events: through the group commit when it is on, else now."""
         if self._committer is not None:
             return self._committer.save(
@@ -390,11 +432,37 @@ class CommandSeam(Application[UUID]):
         ceiling = min(BACK_OFF_SECONDS_MAX, BACK_OFF_SECONDS_FIRST * 2**attempt)
         return random.uniform(0, ceiling)
 
-    def _take_snapshots(self, processing_event: Any) -> None:
+    def _due_snapshots(self, processing: ProcessingEvent[UUID]) -> list[Aggregate]:
+        """The saved aggregates whose events crossed their kind's snapshot interval."""
+        due: dict[UUID, Aggregate] = {}
+        for event in processing.events:
+            aggregate = processing.aggregates.get(event.originator_id)
+            interval = self.snapshotting_intervals.get(type(aggregate))
+            if interval and event.originator_version % interval == 0:
+                due[event.originator_id] = cast(Aggregate, aggregate)
+        return list(due.values())
+
+    def snapshot(self, step: Snapshots) -> None:
+        """Snapshot each aggregate as the save left it. The library reads it back from
+        the store to the interval's version first; the saved one is that state or a
+        later one, so it is taken as it is: no read, no replay. Except one holding
+        secrets opened in memory (a round's seed, rules.md 5), which is read back as
+        stored, sealed."""
         # Snapshots only speed up loading. Failing to write one must not make a
         # saved command look failed (the seam would then run it again).
         try:
-            super()._take_snapshots(processing_event)
+            assert self.snapshots is not None
+            for aggregate in step.aggregates:
+                if hasattr(aggregate, "unseal"):
+                    self.take_snapshot(aggregate.id, aggregate.version, projector_func=project)
+                    continue
+                kind = getattr(type(aggregate), "Snapshot", self.snapshot_class)
+                assert kind is not None
+                self.snapshots.put([kind.take(aggregate)])
         except Exception:
             self.snapshot_failures += 1
             self.observer.snapshot_failed()
+
+    def _take_snapshots(self, processing_event: Any) -> None:
+        # The library's own saves (`Application.save`) take theirs here, as commands do.
+        self.snapshot(Snapshots(self._due_snapshots(processing_event)))

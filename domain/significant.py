@@ -18,6 +18,7 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.copying import FastCopy
 from domain.errors import InvalidSignificantEvent
 from domain.ids import NAMESPACE
 
@@ -36,7 +37,7 @@ PROJECTOR_FAILED = "projector_failed"
 WORKER_FAILED = "worker_failed"
 
 
-class SignificantEvent(Aggregate):
+class SignificantEvent(FastCopy, Aggregate):
     TOPIC = "casino:SignificantEvent"
 
     class Created(Aggregate.Created):
@@ -92,7 +93,7 @@ def check_kind(kind: str) -> str:
     return kind
 
 
-class Configuration(Aggregate):
+class Configuration(FastCopy, Aggregate):
     """The configuration as the last start-up saw it, secrets already masked."""
 
     TOPIC = "casino:Configuration"

@@ -15,6 +15,7 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.copying import FastCopy
 from domain.errors import (
     BalanceLimitExceeded,
     DomainError,
@@ -55,7 +56,7 @@ WIN_PER_CENT_HELD_MAX = 100
 Postings = list[list[Any]]  # [[account: str, cents: int], ...]; lists survive JSON, tuples do not
 
 
-class Wallet(Aggregate):
+class Wallet(FastCopy, Aggregate):
     TOPIC = WALLET
     # Version 2 says whether the player has a protection (rules.md 7); a snapshot
     # taken before has none, as no player had one then.

@@ -71,7 +71,7 @@ class Settings(BaseSettings):
     read_wait_seconds: float = Field(default=5.0, gt=0, le=60)
     # Group commit (domain/group_commit.py): how long the committer lingers for more
     # saves after a shared transaction, and how many saves one transaction takes.
-    group_commit_wait_ms: float = Field(default=2.0, ge=0, le=50)
+    group_commit_wait_ms: float = Field(default=0.0, ge=0, le=50)
     group_commit_max: int = Field(default=64, ge=1, le=1000)
     # How long an Idempotency-Key's answer is kept (infra/store/receipts.py); after
     # that a replay is 422 idempotency_key_expired and the pruner drops the answer.

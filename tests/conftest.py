@@ -107,6 +107,16 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFact
 
 
 @pytest.fixture
+def postgres_stores(postgres_up: bool, tmp_path: Path) -> Iterator[StoreFactory]:
+    """Stores on PostgreSQL only, for what only PostgreSQL does."""
+    if not postgres_up:
+        pytest.skip(f"PostgreSQL at {POSTGRES_URL} is not reachable")
+    factory = StoreFactory("postgres", tmp_path)
+    yield factory
+    factory.close_all()
+
+
+@pytest.fixture
 def store(stores: StoreFactory) -> Store:
     return stores.open()
 

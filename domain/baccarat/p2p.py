@@ -8,12 +8,13 @@ of them gets it.
 
 from __future__ import annotations
 
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.copying import FastCopy
 from domain.errors import DomainError, NotAtTable, NotEligibleToDeal, TableNotReady, UnknownTable
-from domain.ids import NAMESPACE
+from domain.ids import named_uuid
 from domain.money import format_cents
 from domain.settings import TableType
 from domain.unit import Unit, parse_public_id
@@ -22,7 +23,7 @@ from domain.wallet import Wallet
 WAITING, SEATED, CLOSED = "waiting", "seated", "closed"
 
 
-class P2PTable(Aggregate):
+class P2PTable(FastCopy, Aggregate):
     TOPIC = "casino:P2PTable"
 
     class Created(Aggregate.Created):
@@ -153,7 +154,7 @@ class P2PTable(Aggregate):
         self.notice = f"dealer {dealer_id} left: the table is closed"
 
 
-class Lobby(Aggregate):
+class Lobby(FastCopy, Aggregate):
     """The tables of one mode and type that wait for a player, longest-waiting first."""
 
     TOPIC = "casino:P2PLobby"
@@ -190,7 +191,7 @@ class Lobby(Aggregate):
 
 
 def lobby_uuid(mode: str, table_type: str) -> UUID:
-    return uuid5(NAMESPACE, f"lobby/{mode}/{table_type}")
+    return named_uuid(f"lobby/{mode}/{table_type}")
 
 
 def load_p2p_table(unit: Unit, table_id: str) -> P2PTable:

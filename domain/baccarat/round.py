@@ -14,6 +14,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate, event
 
 from domain.baccarat import rules as baccarat
+from domain.copying import FastCopy
 from domain.errors import (
     AboveTableMaximum,
     BelowTableMinimum,
@@ -41,7 +42,7 @@ OPEN, SETTLED_STATUS, VOIDED_STATUS = "open", "settled", "voided"
 HOUSE, P2P = "house", "p2p"
 
 
-class BaccaratRound(CommittedRound, Aggregate):
+class BaccaratRound(CommittedRound, FastCopy, Aggregate):
     TOPIC = ROUND
 
     class Created(Aggregate.Created):

@@ -7,11 +7,12 @@ in the same atomic save, so it always describes the last round dealt.
 
 from __future__ import annotations
 
-from uuid import UUID, uuid5
+from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
-from domain.ids import NAMESPACE
+from domain.copying import FastCopy
+from domain.ids import named_uuid
 
 LAST_BETS = "casino:LastBets"
 OPENED = "casino:LastBets.Created"
@@ -20,10 +21,10 @@ Bets = list[list[int]]  # [[box, cents], ...]: JSON object keys would turn box n
 
 
 def last_bets_uuid(player_id: str, mode: str, hall: str) -> UUID:
-    return uuid5(NAMESPACE, f"last-bets/blackjack/{player_id}/{mode}/{hall}")
+    return named_uuid(f"last-bets/blackjack/{player_id}/{mode}/{hall}")
 
 
-class LastBets(Aggregate):
+class LastBets(FastCopy, Aggregate):
     TOPIC = LAST_BETS
 
     class Created(Aggregate.Created):

@@ -24,6 +24,7 @@ from domain.blackjack import hands, settlement
 from domain.blackjack import play as rules
 from domain.blackjack import state as play_state
 from domain.blackjack.hands import BOXES_MAX
+from domain.copying import FastCopy
 from domain.errors import (
     IllegalAction,
     NoBets,
@@ -59,7 +60,7 @@ BY_PLAYER, BY_SYSTEM = "player", "system"
 SYSTEM_DECISIONS_MAX = BOXES_MAX * 3
 
 
-class BlackjackRound(CommittedRound, Aggregate):
+class BlackjackRound(CommittedRound, FastCopy, Aggregate):
     TOPIC = ROUND
 
     class Created(Aggregate.Created):

@@ -16,6 +16,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate, event
 
 from domain.baccarat.rules import check_chips, chips_for
+from domain.copying import FastCopy
 from domain.errors import (
     BancoCalled,
     IllegalAction,
@@ -49,7 +50,7 @@ BY_PLAYER, BY_SYSTEM = "player", "system"
 CHOICES_MAX = 8  # no tableau asks more of one coup: a bug past it, not a long game
 
 
-class Coup(CoupFigures, CommittedRound, Aggregate):
+class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
     TOPIC = ROUND
 
     class Created(Aggregate.Created):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.copying import FastCopy
 from domain.errors import (
     AlreadyAtTable,
     BankOutOfLimits,
@@ -29,7 +30,7 @@ from domain.unit import Unit, parse_public_id
 OPEN, IN_COUP = "open", "in_coup"
 
 
-class Table(Aggregate):
+class Table(FastCopy, Aggregate):
     TOPIC = "casino:Table"
 
     class Created(Aggregate.Created):

@@ -97,6 +97,9 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
         default_response_class=FastJSONResponse,
         docs_url=None,  # served offline by add_docs
         redoc_url=None,
+        # The service's metrics are its own (/metrics, Prometheus). FastAPI's native
+        # OpenTelemetry otherwise asks on every request whether a provider is set.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     api.openapi = lambda: document(api)  # type: ignore[method-assign]
     api.state.store = store

@@ -11,18 +11,21 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 from fastapi import Depends, Request
 
+from domain.commands import BoundCommand
 from domain.outcome import Outcome, Receipt
 from infra.http.auth import COMMAND, OPERATOR, Principal
+from infra.http.driver import run_command
 from infra.http.problems import Problem
 from infra.http.responses import FastJSONResponse
 from infra.http.strict_json import PARSED_BODY
 
 T = TypeVar("T")
+P = ParamSpec("P")
 KEY_LENGTH_MAX = 128
 # Every command's answer names the log position that includes it; a read given that
 # position as `min_position` sees the command's effects (read-your-writes).
@@ -40,6 +43,17 @@ class Command:
     def receipt(self, body: Callable[[T], dict[str, Any]]) -> Receipt[T]:
         """The receipt of this request: its key, and how to shape the answer's body."""
         return Receipt(key=self.scoped_key, fingerprint=self.fingerprint, render=body)
+
+    async def run(
+        self,
+        bound: BoundCommand[Any, P, T],
+        body: Callable[[T], dict[str, Any]],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> Outcome[T]:
+        """Run the command once per key, on the event loop where it need not wait on
+        the store before its save (infra/http/driver.py)."""
+        return await run_command(bound, self.receipt(body), *args, **kwargs)
 
     @staticmethod
     def respond(outcome: Outcome[Any], status: int) -> FastJSONResponse:

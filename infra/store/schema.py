@@ -78,25 +78,46 @@ CREATE TABLE IF NOT EXISTS {schema}.{chain} (
 -- Each event's link, in the transaction that inserts it: exactly infra/event_chain.link().
 -- The events table's EXCLUSIVE lock (infra/pg_recorder.py) makes the head read here the
 -- head, and rows of one multi-row INSERT fire in the order of their notification ids.
-CREATE OR REPLACE FUNCTION {schema}.chain_event() RETURNS trigger
+-- Each event's link in `event_chain`, in position order: the hash of the link before
+-- it and the event (infra/store/chain.py: link_of). One run per INSERT statement,
+-- not one per row: a save's dozens of events cost one look at the chain's head and
+-- one INSERT of their links, not one of each per event. (Stores made with the row
+-- trigger, chain_event, get this one instead at start-up.)
+CREATE OR REPLACE FUNCTION {schema}.chain_events() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
     head record;
     previous text := '{genesis}';
+    reach bigint := 0;
+    event record;
+    positions bigint[] := '{{}}';
+    ids text[] := '{{}}';
+    versions bigint[] := '{{}}';
+    links text[] := '{{}}';
 BEGIN
     SELECT position, link INTO head FROM {schema}.{chain} ORDER BY position DESC LIMIT 1;
     IF FOUND THEN
-        IF head.position >= NEW.notification_id THEN
-            RAISE EXCEPTION 'the event chain already reaches position %, past the new event at %',
-                head.position, NEW.notification_id USING ERRCODE = 'data_exception';
-        END IF;
         previous := head.link;
+        reach := head.position;
     END IF;
+    FOR event IN SELECT notification_id, originator_id, originator_version, topic, state
+        FROM inserted ORDER BY notification_id
+    LOOP
+        IF reach >= event.notification_id THEN
+            RAISE EXCEPTION 'the event chain already reaches position %, past the new event at %',
+                reach, event.notification_id USING ERRCODE = 'data_exception';
+        END IF;
+        previous := encode(sha256(convert_to(previous || '|' || event.originator_id::text
+            || '|' || event.originator_version::text || '|' || event.topic || '|'
+            || encode(sha256(event.state), 'hex'), 'UTF8')), 'hex');
+        reach := event.notification_id;
+        positions := positions || event.notification_id;
+        ids := ids || event.originator_id::text;
+        versions := versions || event.originator_version;
+        links := links || previous;
+    END LOOP;
     INSERT INTO {schema}.{chain} (position, originator_id, originator_version, link)
-    VALUES (NEW.notification_id, NEW.originator_id::text, NEW.originator_version,
-        encode(sha256(convert_to(previous || '|' || NEW.originator_id::text || '|'
-            || NEW.originator_version::text || '|' || NEW.topic || '|'
-            || encode(sha256(NEW.state), 'hex'), 'UTF8')), 'hex'));
+        SELECT * FROM unnest(positions, ids, versions, links);
     RETURN NULL;
 END $$;
 CREATE TABLE IF NOT EXISTS {schema}.{seals} (
@@ -140,8 +161,39 @@ BEGIN
             USING ERRCODE = 'serialization_failure';
     END IF;
 END $$;
+-- One sealed save, as one statement of fixed text: the recorder binds its rows as
+-- arrays, server-side, in binary (infra/store/recorders.py: SingleTripRecorder).
+CREATE OR REPLACE FUNCTION {schema}.save_sealed(
+    lock_timeout text, channel text, expected_digest text, expected_top bigint,
+    positions bigint[], ids uuid[], versions bigint[], topics text[], states bytea[],
+    key_ids uuid[], scoped_keys text[], fingerprints text[], answers bytea[],
+    answer_hashes text[], recorded bigint[],
+    seal_last bigint, seal_first bigint, seal_count bigint, seal_events text,
+    seal_previous text, seal_digest text, seal_signature text, seal_receipts text)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('lock_timeout', lock_timeout, true);
+    LOCK TABLE {schema}.{events} IN EXCLUSIVE MODE;
+    PERFORM {schema}.expect_log_top(expected_digest, expected_top);
+    PERFORM pg_notify(channel, '');
+    INSERT INTO {schema}.{events}
+        (notification_id, originator_id, originator_version, topic, state)
+        SELECT * FROM unnest(positions, ids, versions, topics, states);
+    INSERT INTO {schema}.command_receipts
+        (key_id, scoped_key, fingerprint, answer, answer_sha256, recorded_ms, position)
+        SELECT k, s, f, a, h, r, seal_last
+        FROM unnest(key_ids, scoped_keys, fingerprints, answers, answer_hashes, recorded)
+            AS receipt(k, s, f, a, h, r);
+    INSERT INTO {schema}.{seals} ({seal_columns}) VALUES (seal_last, seal_first,
+        seal_count, seal_events, seal_previous, seal_digest, seal_signature, seal_receipts);
+    -- Positions are given, not drawn: the sequence follows, for any other writer.
+    PERFORM setval(pg_get_serial_sequence('{schema}.{events}', 'notification_id'),
+        {schema}.log_top());
+END $$;
+-- Stores made before chain_events chain with chain_event per row: replaced here.
 CREATE OR REPLACE TRIGGER {events}_chain AFTER INSERT ON {schema}.{events}
-    FOR EACH ROW EXECUTE FUNCTION {schema}.chain_event();
+    REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION {schema}.chain_events();
 """
 
 _POSTGRES_IMMUTABLE = """
@@ -183,6 +235,7 @@ def create_postgres_schema(database: PostgresDatabase) -> None:
         seals=seals.TABLE,
         seal_genesis=seals.GENESIS,
         genesis=event_chain.GENESIS,
+        seal_columns=seals.COLUMNS,
     )
     immutable = "".join(
         _POSTGRES_IMMUTABLE.format(schema=schema, table=table) for table in LOG_TABLES

@@ -20,6 +20,7 @@ from domain.group_commit import GroupCommitSettings
 from domain.settings import GameSettings
 from domain.unit import SecretBox
 from infra.secrets import KEY_BYTES, AesGcmBox
+from infra.store import no_wait
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.recorders import ChainingSQLiteRecorder, SingleTripRecorder
 from infra.store.schema import (
@@ -100,6 +101,8 @@ def open_store(
     )
     app = CasinoApplication(env=env, games=games, box=box or AesGcmBox(PROCESS_SECRET_KEY))
     _seal(app, seal_key, database)
+    # Commands stepped on the event loop must not wait on the store (infra/http/driver.py).
+    no_wait.guard(app.recorder.datastore)  # type: ignore[attr-defined]
     if group_commit is not None:
         app.enable_group_commit(group_commit)
     # On SQLite the events share the read models' file: the projector reads them in its

@@ -173,7 +173,43 @@ def test_a_saved_command_is_cached_before_its_answer_and_before_the_next_batch()
     commit.close()
 
 
+def test_a_save_its_waiter_gave_up_on_is_written_whole_or_not_at_all_and_the_rest_go_on() -> None:
+    """A waiter may cancel its future (an asyncio task awaiting it through
+    wrap_future is cancelled with it). Queued still, the save is dropped; taken into a
+    batch, it can no longer be cancelled and is answered as any other: either way the
+    committer answers every other save, then and after."""
+    store = Store()
+    commit = committer(store)
+    first = commit.save([event(uuid4())], [], lambda: None)
+    assert store.first_started.wait(SECONDS)  # taken: the store holds it
+    queued_id = uuid4()
+    queued = commit.save([event(queued_id)], [], lambda: None)
+    beside = commit.save([event(uuid4())], [], lambda: None)
+    assert not first.cancel()
+    assert queued.cancel()
+    store.release.set()
+    assert first.result(SECONDS) == [1]
+    assert beside.result(SECONDS) == [2]
+    assert commit.save([event(uuid4())], [], lambda: None).result(SECONDS) == [3]
+    assert queued_id not in {e.originator_id for saved in store.transactions for e in saved}
+    commit.close()
+
+
 @pytest.mark.parametrize(("wait", "batch"), [(-0.001, 1), (0.051, 1), (0.0, 0), (0.0, 1001)])
 def test_the_knobs_are_bounded(wait: float, batch: int) -> None:
     with pytest.raises(ValueError):
         GroupCommitSettings(wait_seconds=wait, batch_max=batch)
+
+
+def test_a_batch_that_fails_after_its_commit_does_not_stop_the_committer() -> None:
+    store = Store()
+    store.release.set()  # nothing held back
+    commit = committer(store)
+
+    def broken() -> None:
+        raise RuntimeError("the cache refused it")
+
+    landed = commit.save([event(uuid4())], [], broken)
+    assert landed.result(SECONDS) == [1]  # it is stored: its command hears so
+    assert commit.save([event(uuid4())], [], lambda: None).result(SECONDS) == [2]
+    commit.close()

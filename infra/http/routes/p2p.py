@@ -33,13 +33,14 @@ SITTING = (
 @router.post(
     "/dealers", **answers(201, P2PTable, *SITTING, e.NotEligibleToDeal, e.BalanceLimitExceeded)
 )
-def sit_as_dealer(
+async def sit_as_dealer(
     body: NewDealer, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Sit down to deal at a P2P table of a type, if eligible."""
     app = app_of(request)
-    outcome = app.sit_as_dealer.with_receipt(
-        command.receipt(lambda table: table_view(app, table)),
+    outcome = await command.run(
+        app.sit_as_dealer,
+        lambda table: table_view(app, table),
         body.player_id,
         body.mode,
         body.table_type,
@@ -49,13 +50,14 @@ def sit_as_dealer(
 
 
 @router.post("/players", **answers(201, P2PTable, *SITTING, e.NoDealerAvailable))
-def join_as_player(
+async def join_as_player(
     body: NewTablePlayer, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Be matched with the longest-waiting eligible dealer of a table type."""
     app = app_of(request)
-    outcome = app.join_as_player.with_receipt(
-        command.receipt(lambda table: table_view(app, table)),
+    outcome = await command.run(
+        app.join_as_player,
+        lambda table: table_view(app, table),
         body.player_id,
         body.mode,
         body.table_type,
@@ -77,7 +79,7 @@ def join_as_player(
         e.PlayerExcluded,
     ),
 )
-def confirm(
+async def confirm(
     table_id: TableId,
     request: Request,
     body: Confirmation | None = None,
@@ -85,18 +87,18 @@ def confirm(
 ) -> JSONResponse:
     """The dealer confirms the next round: it opens for bets, the worst case held."""
     shoe = body.shoe if body is not None else None
-    outcome = app_of(request).confirm.with_receipt(command.receipt(round_view), table_id, shoe)
+    outcome = await command.run(app_of(request).confirm, round_view, table_id, shoe)
     return command.respond(outcome, 201)
 
 
 @router.post("/tables/{table_id}/leave", **answers(200, P2PTable, e.UnknownTable, e.NotAtTable))
-def leave(
+async def leave(
     table_id: TableId, body: Leaving, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """The dealer or the player leaves the table; an open round is voided."""
     app = app_of(request)
-    outcome = app.leave_table.with_receipt(
-        command.receipt(lambda table: table_view(app, table)), table_id, body.player_id
+    outcome = await command.run(
+        app.leave_table, lambda table: table_view(app, table), table_id, body.player_id
     )
     return command.respond(outcome, 200)
 

@@ -54,12 +54,12 @@ PlayerId = Annotated[
 
 
 @router.post("", **answers(201, a.Player, PlayerExists))
-def register_player(
+async def register_player(
     body: NewPlayer, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Register a player; both wallets, real and play money, are opened with them."""
-    outcome = app_of(request).register_player.with_receipt(
-        command.receipt(player_view), body.player_id, body.display_name
+    outcome = await command.run(
+        app_of(request).register_player, player_view, body.player_id, body.display_name
     )
     return command.respond(outcome, 201)
 
@@ -76,15 +76,15 @@ def register_player(
         PlayerExcluded,
     ),
 )
-def deposit(
+async def deposit(
     player_id: PlayerId,
     body: MoneyMovement,
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     """Deposit money into a wallet (from the cashier)."""
-    outcome = app_of(request).deposit.with_receipt(
-        command.receipt(movement_view), player_id, body.mode, cents_of(body.amount)
+    outcome = await command.run(
+        app_of(request).deposit, movement_view, player_id, body.mode, cents_of(body.amount)
     )
     return command.respond(outcome, 201)
 
@@ -93,15 +93,15 @@ def deposit(
     "/{player_id}/withdrawals",
     **answers(201, a.Movement, UnknownPlayer, InvalidAmount, InsufficientFunds),
 )
-def withdraw(
+async def withdraw(
     player_id: PlayerId,
     body: MoneyMovement,
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     """Withdraw money from a wallet; never more than is available."""
-    outcome = app_of(request).withdraw.with_receipt(
-        command.receipt(movement_view), player_id, body.mode, cents_of(body.amount)
+    outcome = await command.run(
+        app_of(request).withdraw, movement_view, player_id, body.mode, cents_of(body.amount)
     )
     return command.respond(outcome, 201)
 
@@ -160,15 +160,16 @@ def get_dealer_points(request: Request, player_id: PlayerId, mode: Mode = "real"
     "/{player_id}/dealer-points/adjustments",
     **answers(201, a.PointsAdjusted, UnknownPlayer, InvalidPointsChange),
 )
-def adjust_dealer_points(
+async def adjust_dealer_points(
     player_id: PlayerId,
     body: PointsAdjustment,
     request: Request,
     command: Command = Depends(operator_command),
 ) -> JSONResponse:
     """An operator adjusts a wallet's dealer points, with a reason."""
-    outcome = app_of(request).adjust_points.with_receipt(
-        command.receipt(lambda wallet: {"player_id": player_id, "points": wallet.points}),
+    outcome = await command.run(
+        app_of(request).adjust_points,
+        lambda wallet: {"player_id": player_id, "points": wallet.points},
         player_id,
         body.mode,
         body.change,
@@ -205,13 +206,14 @@ def get_history(
 
 
 @router.post("/{player_id}/disconnect", **answers(200, a.Disconnection, UnknownPlayer))
-def disconnect(
+async def disconnect(
     request: Request, player_id: PlayerId, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """The upstream service lost this player: open P2P rounds are voided or go on,
     blackjack rounds in play are interrupted."""
-    outcome = app_of(request).disconnect.with_receipt(
-        command.receipt(lambda affected: {"player_id": player_id, "affected_rounds": affected}),
+    outcome = await command.run(
+        app_of(request).disconnect,
+        lambda affected: {"player_id": player_id, "affected_rounds": affected},
         player_id,
     )
     return command.respond(outcome, 200)
@@ -234,4 +236,6 @@ def reconnect(
         rounds += [round_view(round_) for round_ in resumed.values()]
         return {"player_id": player_id, "open_rounds": rounds}
 
-    return command.respond(app.reconnect.with_receipt(command.receipt(answer), player_id), 200)
+    # A sync route, run in a worker thread: it reads the read models before the command.
+    outcome = app.reconnect.with_receipt(command.receipt(answer), player_id)
+    return command.respond(outcome, 200)

@@ -34,7 +34,7 @@ router = APIRouter(prefix="/v1/players", tags=["player protection"])
         200, a.PlayerLimits, UnknownPlayer, InvalidAmount, InvalidLimit, UnknownPeriod, InvalidMode
     ),
 )
-def set_limits(
+async def set_limits(
     player_id: PlayerId,
     body: NewLimits,
     request: Request,
@@ -50,8 +50,8 @@ def set_limits(
     def answer(result: tuple[Protection, dict[str, str]]) -> dict[str, Any]:
         return limits_view(player_id, result[0], app.clock())
 
-    outcome = app.set_limits.with_receipt(
-        command.receipt(answer), player_id, body.changes(), request.state.principal.role
+    outcome = await command.run(
+        app.set_limits, answer, player_id, body.changes(), request.state.principal.role
     )
     return command.respond(outcome, 200)
 
@@ -71,7 +71,7 @@ def get_limits(request: Request, player_id: PlayerId, mode: Literal["real"] = "r
     "/{player_id}/exclusions",
     **answers(201, a.Excluded, UnknownPlayer, UnknownPeriod, PlayerExcluded),
 )
-def exclude(
+async def exclude(
     player_id: PlayerId,
     body: NewExclusion,
     request: Request,
@@ -87,8 +87,8 @@ def exclude(
         return {"player_id": player_id, **exclusion, "affected_rounds": affected}
 
     role = request.state.principal.role
-    outcome = app_of(request).exclude.with_receipt(
-        command.receipt(answer), player_id, body.kind, body.length, role
+    outcome = await command.run(
+        app_of(request).exclude, answer, player_id, body.kind, body.length, role
     )
     return command.respond(outcome, 201)
 

@@ -55,23 +55,28 @@ OPENING = (e.UnknownPlayer, e.TestModeDisabled, e.InvalidShoe, e.RoundInterrupte
 
 
 @router.post("/v1/baccarat/rounds", **answers(201, Round, *OPENING))
-def open_baccarat_round(
+async def open_baccarat_round(
     body: NewBaccaratRound, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Open a house baccarat round for bets, its shoe committed (`seed_commitment`)."""
-    outcome = app_of(request).open_house_round.with_receipt(
-        command.receipt(round_view), body.player_id, body.mode, body.shoe
+    outcome = await command.run(
+        app_of(request).open_house_round, round_view, body.player_id, body.mode, body.shoe
     )
     return command.respond(outcome, 201)
 
 
 @router.post("/v1/blackjack/rounds", **answers(201, Round, *OPENING, e.UnknownHall))
-def open_blackjack_round(
+async def open_blackjack_round(
     body: NewBlackjackRound, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Open a blackjack round in a hall for bets, its shoe committed."""
-    outcome = app_of(request).open_blackjack_round.with_receipt(
-        command.receipt(round_view), body.player_id, body.mode, body.hall, body.shoe
+    outcome = await command.run(
+        app_of(request).open_blackjack_round,
+        round_view,
+        body.player_id,
+        body.mode,
+        body.hall,
+        body.shoe,
     )
     return command.respond(outcome, 201)
 
@@ -80,12 +85,17 @@ def open_blackjack_round(
     "/v1/rounds/{round_id}/bets",
     **answers(201, Round, *ON_A_ROUND, *STAKING, *AT_A_TABLE, e.UnknownSpot, e.InvalidBox),
 )
-def place_bet(
+async def place_bet(
     round_id: RoundId, body: NewBet, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Bet on a spot (baccarat) or a box (blackjack); the stake is held."""
-    outcome = app_of(request).place_bet.with_receipt(
-        command.receipt(round_view), round_id, body.target, cents_of(body.amount), body.player_id
+    outcome = await command.run(
+        app_of(request).place_bet,
+        round_view,
+        round_id,
+        body.target,
+        cents_of(body.amount),
+        body.player_id,
     )
     return command.respond(outcome, 201)
 
@@ -104,7 +114,7 @@ def place_bet(
         e.BancoCalled,
     ),
 )
-def remove_bet(
+async def remove_bet(
     round_id: RoundId,
     spot_or_box: SpotOrBox,
     request: Request,
@@ -112,8 +122,8 @@ def remove_bet(
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     """Take back the whole stake of one spot or box before the deal."""
-    outcome = app_of(request).remove_bet.with_receipt(
-        command.receipt(round_view), round_id, spot_or_box, player_id
+    outcome = await command.run(
+        app_of(request).remove_bet, round_view, round_id, spot_or_box, player_id
     )
     return command.respond(outcome, 200)
 
@@ -121,16 +131,14 @@ def remove_bet(
 @router.delete(
     "/v1/rounds/{round_id}/bets", **answers(200, Round, *ON_A_ROUND, e.NoBets, e.BancoCalled)
 )
-def cancel_bets(
+async def cancel_bets(
     round_id: RoundId,
     request: Request,
     player_id: str | None = PlayerQuery,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     """Take back every stake of the round before the deal."""
-    outcome = app_of(request).cancel_bets.with_receipt(
-        command.receipt(round_view), round_id, player_id
-    )
+    outcome = await command.run(app_of(request).cancel_bets, round_view, round_id, player_id)
     return command.respond(outcome, 200)
 
 
@@ -138,11 +146,11 @@ def cancel_bets(
     "/v1/rounds/{round_id}/repeat-bets",
     **answers(201, Round, *ON_A_ROUND, *STAKING, e.NoPreviousBets, e.BetsAlreadyPlaced),
 )
-def repeat_bets(
+async def repeat_bets(
     round_id: RoundId, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Bet again what the player bet in their last round in that hall and mode (blackjack)."""
-    outcome = app_of(request).repeat_bets.with_receipt(command.receipt(round_view), round_id)
+    outcome = await command.run(app_of(request).repeat_bets, round_view, round_id)
     return command.respond(outcome, 201)
 
 
@@ -158,11 +166,11 @@ def repeat_bets(
         e.PlayerExcluded,  # an excluded player's own house round waits for its timeout
     ),
 )
-def deal(
+async def deal(
     round_id: RoundId, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """Deal: baccarat plays the whole coup and settles; blackjack deals and waits for decisions."""
-    outcome = app_of(request).deal.with_receipt(command.receipt(dealt_view), round_id)
+    outcome = await command.run(app_of(request).deal, dealt_view, round_id)
     return command.respond(outcome, 200)
 
 
@@ -181,15 +189,15 @@ def deal(
         e.PlayerExcluded,
     ),
 )
-def act(
+async def act(
     round_id: RoundId,
     body: NewAction,
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     """A blackjack decision for a box and hand."""
-    outcome = app_of(request).act.with_receipt(
-        command.receipt(round_view), round_id, body.box, body.hand, body.action, body.player_id
+    outcome = await command.run(
+        app_of(request).act, round_view, round_id, body.box, body.hand, body.action, body.player_id
     )
     return command.respond(outcome, 200)
 
@@ -209,13 +217,11 @@ def act(
         e.PlayerExcluded,
     ),
 )
-def banco(
+async def banco(
     round_id: RoundId, body: Banco, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     """At a player-banked table: the caller covers the whole bank, other bets returned."""
-    outcome = app_of(request).call_banco.with_receipt(
-        command.receipt(round_view), round_id, body.player_id
-    )
+    outcome = await command.run(app_of(request).call_banco, round_view, round_id, body.player_id)
     return command.respond(outcome, 201)
 
 

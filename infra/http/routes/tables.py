@@ -44,12 +44,12 @@ def _table(app: CasinoApplication) -> Callable[[Table], dict[str, Any]]:
 @router.post(
     "", **answers(201, MultiPlayerTable, e.UnknownTableGame, e.InvalidLimits, e.InvalidAmount)
 )
-def open_table(
+async def open_table(
     body: NewTable, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = app.open_table.with_receipt(
-        command.receipt(_table(app)), body.game, body.mode, body.bet_limits(), body.bank_limits()
+    outcome = await command.run(
+        app.open_table, _table(app), body.game, body.mode, body.bet_limits(), body.bank_limits()
     )
     return command.respond(outcome, 201)
 
@@ -74,24 +74,22 @@ def get_table(table_id: TableId, request: Request) -> FastJSONResponse:
         e.PlayerExcluded,
     ),
 )
-def sit(
+async def sit(
     table_id: TableId, body: Seating, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = app.sit_at_table.with_receipt(
-        command.receipt(_table(app)), table_id, body.player_id, body.seat
-    )
+    outcome = await command.run(app.sit_at_table, _table(app), table_id, body.player_id, body.seat)
     return command.respond(outcome, 201)
 
 
 @router.post(
     "/{table_id}/leave", **answers(200, MultiPlayerTable, *AT_A_TABLE, e.NotSeated, e.NotAtTable)
 )
-def leave(
+async def leave(
     table_id: TableId, body: Leaving, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = app.leave_seat.with_receipt(command.receipt(_table(app)), table_id, body.player_id)
+    outcome = await command.run(app.leave_seat, _table(app), table_id, body.player_id)
     return command.respond(outcome, 200)
 
 
@@ -101,14 +99,14 @@ def leave(
         201, Round, e.UnknownTable, e.CoupInProgress, e.NoBank, e.TestModeDisabled, e.InvalidShoe
     ),
 )
-def open_coup(
+async def open_coup(
     table_id: TableId,
     request: Request,
     body: NewCoup | None = None,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     shoe = body.shoe if body is not None else None
-    outcome = app_of(request).open_coup.with_receipt(command.receipt(round_view), table_id, shoe)
+    outcome = await command.run(app_of(request).open_coup, round_view, table_id, shoe)
     return command.respond(outcome, 201)
 
 
@@ -134,15 +132,15 @@ def open_coup(
         e.HouseBanked,
     ),
 )
-def put_up_bank(
+async def put_up_bank(
     table_id: TableId,
     body: PuttingUpTheBank,
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = app.put_up_bank.with_receipt(
-        command.receipt(_table(app)), table_id, body.player_id, cents_of(body.amount)
+    outcome = await command.run(
+        app.put_up_bank, _table(app), table_id, body.player_id, cents_of(body.amount)
     )
     return command.respond(outcome, 201)
 
@@ -151,11 +149,11 @@ def put_up_bank(
     "/{table_id}/bank/decline",
     **answers(200, MultiPlayerTable, *AT_A_TABLE, e.NotOfferedTheBank, e.NotSeated, e.HouseBanked),
 )
-def decline_bank(
+async def decline_bank(
     table_id: TableId, body: Leaving, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = app.decline_bank.with_receipt(command.receipt(_table(app)), table_id, body.player_id)
+    outcome = await command.run(app.decline_bank, _table(app), table_id, body.player_id)
     return command.respond(outcome, 200)
 
 
@@ -163,9 +161,9 @@ def decline_bank(
     "/{table_id}/bank/withdraw",
     **answers(200, MultiPlayerTable, *AT_A_TABLE, e.NotTheBanker, e.CoupInProgress, e.HouseBanked),
 )
-def withdraw_bank(
+async def withdraw_bank(
     table_id: TableId, body: Leaving, request: Request, command: Command = Depends(service_command)
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = app.withdraw_bank.with_receipt(command.receipt(_table(app)), table_id, body.player_id)
+    outcome = await command.run(app.withdraw_bank, _table(app), table_id, body.player_id)
     return command.respond(outcome, 200)

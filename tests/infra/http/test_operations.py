@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import IntegrityError
 
+from domain.wallet import Wallet
 from infra.store.store import Store
 from infra.workers import IdleRoundWorker
 from tests.conftest import Api, StoreFactory
@@ -100,7 +101,8 @@ def test_a_failed_snapshot_is_counted(
     def failing(*_: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr("eventsourcing.application.Application._take_snapshots", failing)
+    monkeypatch.setattr(store.app.snapshots, "put", failing)
+    monkeypatch.setitem(store.app.snapshotting_intervals, Wallet, 1)  # every save is due
     api.player("alice", real="10.00")
     assert sample(scrape(api), "casino_snapshot_failures_total") >= 1
     assert api.wallet("alice")["balance"] == "10.00"  # the command still landed
