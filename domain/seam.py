@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, ParamSpec, TypeVar, cast
 from uuid import UUID
 
-from eventsourcing.application import Application, ProcessingEvent
+from eventsourcing.application import ProcessingEvent
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import (
     IntegrityError,
@@ -37,16 +37,13 @@ from eventsourcing.utils import EnvType
 from domain.errors import (
     ConcurrencyExhausted,
     DomainError,
-    IdempotencyKeyExpired,
-    IdempotencyKeyReused,
-    ReceiptUnsealed,
 )
 from domain.fresh_reads import FreshReads
 from domain.group_commit import GroupCommit, GroupCommitSettings, insert_of
-from domain.ids import receipt_uuid
 from domain.outcome import CommandObserver, Outcome, Receipt, Unobserved
 from domain.player import Player
-from domain.receipt import CommandReceipt, FoundReceipt, ReceiptRecord, found_in_log
+from domain.receipt import ReceiptRecord
+from domain.receipt_answers import ReceiptAnswers
 from domain.unit import MemoryBox, SecretBox, Unit, project
 from domain.wallet import Wallet, check_postings_balance
 
@@ -60,7 +57,6 @@ BACK_OFF_SECONDS_FIRST = 0.001
 BACK_OFF_SECONDS_MAX = 0.1
 RECEIPT_RETENTION_DAYS = 90  # CASINO_RECEIPT_RETENTION_DAYS's default
 RECEIPT_RETENTION_DAYS_MAX = 3650
-DAY_SECONDS = 86_400
 
 
 def _utc_now() -> datetime.datetime:
@@ -99,7 +95,7 @@ class Snapshots:
 Steps = Generator[Save | Pause | Snapshots, list[int] | None, Outcome[T]]
 
 
-class CommandSeam(Application[UUID]):
+class CommandSeam(ReceiptAnswers):
     name = "casino"
     is_snapshotting_enabled = True
     # Players gain two events per blackjack round left in play by its deal. Every
@@ -298,34 +294,9 @@ class CommandSeam(Application[UUID]):
             "retry it with the same Idempotency-Key"
         )
 
-    def _replay(self, receipt: Receipt[Any] | None) -> Outcome[Any] | None:
-        """The outcome of a repeated request, answered from its key's receipt; None
-        without a key or a receipt (an untrusted, expired or reused one is refused)."""
-        earlier = self._earlier_answer(receipt) if receipt is not None else None
-        if earlier is None:
-            return None
-        head = self.recorder.max_notification_id() or 0
-        return Outcome(result=None, answer=earlier, replayed=True, position=head)
-
     def before_save(self, unit: Unit) -> None:
         """The last look at what a command is about to save; it may refuse it (a domain
         error) or add to it. The application guards player protection here."""
-
-    def _receipts(
-        self, receipt: Receipt[Any] | None, answer: dict[str, Any] | None, aggregates: list[Any]
-    ) -> list[ReceiptRecord]:
-        """The command's receipt, for the store's receipts table; or, where the store
-        keeps none, or the command saves no event (the table's rows hang on a save's
-        last position), as an event among `aggregates`: one key, one receipt, whichever
-        kind (the store's triggers refuse a second of either kind)."""
-        if receipt is None or answer is None:
-            return []
-        if self._keeps_receipts and any(a.pending_events for a in aggregates):
-            recorded_ms = int(self.clock().timestamp() * 1000)
-            key_id = receipt_uuid(receipt.key)
-            return [ReceiptRecord(key_id, receipt.key, receipt.fingerprint, answer, recorded_ms)]
-        aggregates.append(CommandReceipt(receipt.key, receipt.fingerprint, answer))
-        return []
 
     def _prepared(self, aggregates: list[Aggregate], receipts: list[ReceiptRecord]) -> Save:
         """The aggregates' new events, stored as the store will keep them (mapped in the
@@ -385,47 +356,6 @@ class CommandSeam(Application[UUID]):
             for aggregate in aggregates:
                 with contextlib.suppress(KeyError):
                     self.repository.cache.get(aggregate.id, evict=True)
-
-    def _earlier_answer(self, receipt: Receipt[Any]) -> dict[str, Any] | None:
-        """The answer stored for the receipt's key, if any; a key whose answer is
-        untrusted, expired or given to another request is refused."""
-        found = self._found_receipt(receipt_uuid(receipt.key))
-        if found is None:
-            return None
-        if not found.trusted:
-            raise ReceiptUnsealed(
-                "the answer stored for this Idempotency-Key is in no seal of the service: "
-                "it was written behind its back; nothing was done (run `casino audit verify`)"
-            )
-        expires_ms = found.recorded_ms + self.receipt_retention_days * DAY_SECONDS * 1000
-        if found.answer is None or self.clock().timestamp() * 1000 >= expires_ms:
-            raise IdempotencyKeyExpired(
-                f"this Idempotency-Key was used more than {self.receipt_retention_days} days "
-                "ago: its answer is no longer kept, and the key cannot be used again; "
-                "nothing was done"
-            )
-        if found.fingerprint != receipt.fingerprint:
-            raise IdempotencyKeyReused(
-                "this Idempotency-Key was already used with a different request"
-            )
-        return found.answer
-
-    def _found_receipt(self, key_id: UUID) -> FoundReceipt | None:
-        """The receipt of `key_id`, from the receipts table or the log, in one query."""
-        if self._keeps_receipts:
-            found = self.recorder.select_receipt(key_id)  # type: ignore[attr-defined]
-            if found is None or isinstance(found, FoundReceipt):
-                return found
-            event = self.mapper.to_domain_event(found)
-        else:
-            # One event, never snapshotted: read straight from the event store.
-            events: list[Any] = list(self.events.get(key_id, limit=1))
-            if not events:
-                return None
-            event = events[0]
-        assert isinstance(event, CommandReceipt.Created)
-        trusted = self.sealed is None or self.sealed(key_id, 1)
-        return found_in_log(event, trusted)
 
     def _back_off_seconds(self, attempt: int) -> float:
         # Exponential, with full jitter so that racing commands do not collide again in step.

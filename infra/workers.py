@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from domain.seam import DAY_SECONDS
+from domain.receipt_answers import DAY_SECONDS
 from domain.significant import stamp
 from infra.logs import get_logger
 from infra.significant import Throttle

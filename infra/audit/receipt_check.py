@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from domain.seam import DAY_SECONDS
+from domain.receipt_answers import DAY_SECONDS
 from infra.audit.chain_check import Problems
 from infra.store import receipts as receipt_rows
 from infra.store import seal as seals

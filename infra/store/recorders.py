@@ -152,15 +152,12 @@ class SingleTripRecorder(KeepsReceipts, PostgresApplicationRecorder):
         receipts: Sequence[ReceiptRecord],
     ) -> list[int]:
         """One trip, as unsealed: the seal is made before the INSERT, over the positions
-        the events will take (the ones after the head this recorder last saw), and the
-        script checks under the lock that the head has not moved, else it fails and
-        is made again on the head as it is now. Other writers that keep winning that
-        race send it to the locked path, which cannot lose it.
-
-        Several server processes on one store (`casino serve --workers N`) save in
-        turn, so each would lose that race on almost every save, a wasted transaction
-        each time: once one is lost, the next CONTENDED_SAVES saves take the locked
-        path straight away (one round trip more, none wasted)."""
+        the events will take (the ones after the head this recorder last saw), and
+        save_sealed checks under the lock that the head has not moved, else it fails
+        and the save is sealed again under the lock, which cannot lose. Server
+        processes on one store (`casino serve --workers N`) save in turn and would
+        lose that race almost every time, a wasted transaction each: after one lost
+        race the next CONTENDED_SAVES saves take the locked path straight away."""
         tries = 0 if self._locked_saves_left else SEAL_TRIES_MAX
         self._locked_saves_left = max(0, self._locked_saves_left - 1)
         for _ in range(tries):

@@ -1,0 +1,95 @@
+"""How the seam answers a repeated request: from its key's receipt, and only if that
+receipt is the service's, unexpired and given to the same request (domain/seam.py's
+attempts call these where a repeat would else be saved, refused or run again). And
+the receipt a command leaves: a row for the store's receipts table, or an event."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.application import Application
+
+from domain.errors import IdempotencyKeyExpired, IdempotencyKeyReused, ReceiptUnsealed
+from domain.ids import receipt_uuid
+from domain.outcome import Outcome, Receipt
+from domain.receipt import CommandReceipt, FoundReceipt, ReceiptRecord, found_in_log
+
+DAY_SECONDS = 86_400
+
+
+class ReceiptAnswers(Application[UUID]):
+    """The seam's half that answers from receipts (domain/seam.py: CommandSeam)."""
+
+    sealed: Callable[[UUID, int], bool] | None
+    clock: Callable[[], datetime.datetime]
+    receipt_retention_days: int
+    _keeps_receipts: bool
+
+    def _replay(self, receipt: Receipt[Any] | None) -> Outcome[Any] | None:
+        """The outcome of a repeated request, answered from its key's receipt; None
+        without a key or a receipt (an untrusted, expired or reused one is refused)."""
+        earlier = self._earlier_answer(receipt) if receipt is not None else None
+        if earlier is None:
+            return None
+        head = self.recorder.max_notification_id() or 0
+        return Outcome(result=None, answer=earlier, replayed=True, position=head)
+
+    def _receipts(
+        self, receipt: Receipt[Any] | None, answer: dict[str, Any] | None, aggregates: list[Any]
+    ) -> list[ReceiptRecord]:
+        """The command's receipt, for the store's receipts table; or, where the store
+        keeps none, or the command saves no event (the table's rows hang on a save's
+        last position), as an event among `aggregates`: one key, one receipt, whichever
+        kind (the store's triggers refuse a second of either kind)."""
+        if receipt is None or answer is None:
+            return []
+        if self._keeps_receipts and any(a.pending_events for a in aggregates):
+            recorded_ms = int(self.clock().timestamp() * 1000)
+            key_id = receipt_uuid(receipt.key)
+            return [ReceiptRecord(key_id, receipt.key, receipt.fingerprint, answer, recorded_ms)]
+        aggregates.append(CommandReceipt(receipt.key, receipt.fingerprint, answer))
+        return []
+
+    def _earlier_answer(self, receipt: Receipt[Any]) -> dict[str, Any] | None:
+        """The answer stored for the receipt's key, if any; a key whose answer is
+        untrusted, expired or given to another request is refused."""
+        found = self._found_receipt(receipt_uuid(receipt.key))
+        if found is None:
+            return None
+        if not found.trusted:
+            raise ReceiptUnsealed(
+                "the answer stored for this Idempotency-Key is in no seal of the service: "
+                "it was written behind its back; nothing was done (run `casino audit verify`)"
+            )
+        expires_ms = found.recorded_ms + self.receipt_retention_days * DAY_SECONDS * 1000
+        if found.answer is None or self.clock().timestamp() * 1000 >= expires_ms:
+            raise IdempotencyKeyExpired(
+                f"this Idempotency-Key was used more than {self.receipt_retention_days} days "
+                "ago: its answer is no longer kept, and the key cannot be used again; "
+                "nothing was done"
+            )
+        if found.fingerprint != receipt.fingerprint:
+            raise IdempotencyKeyReused(
+                "this Idempotency-Key was already used with a different request"
+            )
+        return found.answer
+
+    def _found_receipt(self, key_id: UUID) -> FoundReceipt | None:
+        """The receipt of `key_id`, from the receipts table or the log, in one query."""
+        if self._keeps_receipts:
+            found = self.recorder.select_receipt(key_id)  # type: ignore[attr-defined]
+            if found is None or isinstance(found, FoundReceipt):
+                return found
+            event = self.mapper.to_domain_event(found)
+        else:
+            # One event, never snapshotted: read straight from the event store.
+            events: list[Any] = list(self.events.get(key_id, limit=1))
+            if not events:
+                return None
+            event = events[0]
+        assert isinstance(event, CommandReceipt.Created)
+        trusted = self.sealed is None or self.sealed(key_id, 1)
+        return found_in_log(event, trusted)
