@@ -219,8 +219,10 @@ class CommandSeam(ReceiptAnswers):
         self, command: Callable[[Unit], T], receipt: Receipt[T] | None, name: str
     ) -> Steps[T]:
         """Each attempt of the command: decide, then yield its save and receive its
-        notification ids (or the store's error); between attempts, yield a pause. The
-        driver (`run`) does the waiting, so the rules stay free of how it waits.
+        notification ids (or the store's error); between attempts, yield a pause; after
+        the save that lands, the snapshots it made due. A driver (`drive` here,
+        infra/http/driver.py on the event loop) does the waiting, so the rules stay
+        free of how it waits.
 
         A store that keeps receipts in a table of their own (one receipt per key,
         whichever kind: infra/store/receipts.py) is asked for a key's receipt only where

@@ -80,11 +80,9 @@ async def _on_the_loop(seam: CommandSeam, steps: Steps[T]) -> Outcome[T]:
                 # the store: the same attempts go on in a worker thread from there.
                 return await run_in_threadpool(seam.drive, steps, error)
             step = _next(steps, ids)  # It landed: what follows runs here, never again.
-        elif isinstance(step, Pause):
-            await asyncio.sleep(step.seconds)
-            with never_waiting():
-                step = _next(steps, None)
         else:
+            # A pause only follows a failed save, and a worker thread takes those.
+            assert isinstance(step, Snapshots), step
             try:
                 await run_in_threadpool(seam.snapshot, step)
             except asyncio.CancelledError:

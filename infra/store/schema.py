@@ -75,14 +75,12 @@ END $$;
 CREATE TABLE IF NOT EXISTS {schema}.{chain} (
     position bigint PRIMARY KEY, originator_id text NOT NULL,
     originator_version bigint NOT NULL, link text NOT NULL);
--- Each event's link, in the transaction that inserts it: exactly infra/event_chain.link().
--- The events table's EXCLUSIVE lock (infra/pg_recorder.py) makes the head read here the
--- head, and rows of one multi-row INSERT fire in the order of their notification ids.
--- Each event's link in `event_chain`, in position order: the hash of the link before
--- it and the event (infra/store/chain.py: link_of). One run per INSERT statement,
--- not one per row: a save's dozens of events cost one look at the chain's head and
--- one INSERT of their links, not one of each per event. (Stores made with the row
--- trigger, chain_event, get this one instead at start-up.)
+-- Each event's link in `event_chain`, in position order, in the transaction that
+-- inserts it: the hash of the link before it and the event (infra/store/chain.py:
+-- link_of). The events table's EXCLUSIVE lock (infra/store/recorders.py) makes the
+-- head read here the head. One run per INSERT statement, not one per row: a save's
+-- dozens of events cost one look at the chain's head and one INSERT of their links.
+-- (Stores made with the row trigger, chain_event, get this one instead at start-up.)
 CREATE OR REPLACE FUNCTION {schema}.chain_events() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -179,8 +177,7 @@ BEGIN
     INSERT INTO {schema}.{events}
         (notification_id, originator_id, originator_version, topic, state)
         SELECT * FROM unnest(positions, ids, versions, topics, states);
-    INSERT INTO {schema}.command_receipts
-        (key_id, scoped_key, fingerprint, answer, answer_sha256, recorded_ms, position)
+    INSERT INTO {schema}.{receipts} ({receipt_columns})
         SELECT k, s, f, a, h, r, seal_last
         FROM unnest(key_ids, scoped_keys, fingerprints, answers, answer_hashes, recorded)
             AS receipt(k, s, f, a, h, r);
@@ -236,6 +233,8 @@ def create_postgres_schema(database: PostgresDatabase) -> None:
         seal_genesis=seals.GENESIS,
         genesis=event_chain.GENESIS,
         seal_columns=seals.COLUMNS,
+        receipts=receipts.TABLE,
+        receipt_columns=receipts.INSERT_COLUMNS,
     )
     immutable = "".join(
         _POSTGRES_IMMUTABLE.format(schema=schema, table=table) for table in LOG_TABLES
