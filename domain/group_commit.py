@@ -17,7 +17,9 @@ waiting, up to `batch_max`; when the last transaction was shared, it lingers up 
 - a lost connection fails every save of the batch with it; each command decides
   what to do, as it would alone (a receipt tells it next time whether it landed);
 - a save is taken for good as it is gathered: its future can no longer be
-  cancelled; one its waiter cancelled before that is dropped, never written.
+  cancelled; one its waiter cancelled before that is dropped, never written;
+- once closed, it writes what was queued before, and refuses any later save at once
+  (`CommitterClosed`): nothing is left waiting on a committer that has stopped.
 
 Hand-rolled rather than a library: the batching has to know the store's
 conflict semantics (aggregate id and version), and it is about a hundred lines.
@@ -45,6 +47,11 @@ BATCH_MAX_MAX = 1_000
 # The store's insert: stored events of one transaction, and its command receipts ->
 # the events' notification ids.
 Insert = Callable[[list[StoredEvent], list[ReceiptRecord]], Sequence[int] | None]
+
+
+class CommitterClosed(RuntimeError):
+    """A save handed to a committer after it was closed (the server is stopping):
+    nothing of it was written."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,8 @@ class GroupCommit:
         self._settings = settings
         self._waiting: queue.SimpleQueue[PendingSave | None] = queue.SimpleQueue()
         self._shared_last = False
+        self._closed = False
+        self._closing = threading.Lock()  # no save queued behind the close
         self.counts = BatchCounts()
         self._thread = threading.Thread(target=self._run, name="group-commit", daemon=True)
         self._thread.start()
@@ -122,11 +131,19 @@ class GroupCommit:
     ) -> Future[list[int]]:
         """Queue a command's save; the future holds its notification ids, or the error."""
         pending = PendingSave(stored_events, receipts, on_saved)
-        self._waiting.put(pending)
+        with self._closing:
+            if self._closed:
+                pending.answer.set_exception(CommitterClosed("the store is closing"))
+            else:
+                self._waiting.put(pending)
         return pending.answer
 
     def close(self) -> None:
-        self._waiting.put(None)
+        """Write what is queued, then stop; a save handed in after this is refused."""
+        with self._closing:
+            if not self._closed:
+                self._closed = True
+                self._waiting.put(None)
         self._thread.join(timeout=5)
 
     def _run(self) -> None:

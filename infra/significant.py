@@ -47,15 +47,21 @@ def record_start(app: CasinoApplication, settings: Settings) -> None:
 
 class Throttle:
     """Counts occurrences per kind; records the first at once, then at most one event
-    an interval per kind, carrying how many came since the last one."""
+    an interval per kind, carrying how many came since the last one.
+
+    `hand_off` (an executor's `submit`, say) writes a due record elsewhere, so the
+    caller noting it does not wait on the store: a refused authentication is noted on
+    the event loop, which a blocking save would stall for every request."""
 
     def __init__(
         self,
         record: Callable[[str, dict[str, Any]], object],
         interval_seconds: float = THROTTLE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        hand_off: Callable[[Callable[[], None]], object] | None = None,
     ) -> None:
         self._record = record
+        self._hand_off = hand_off
         self.interval_seconds = interval_seconds
         self._clock = clock
         self._lock = threading.Lock()
@@ -70,8 +76,12 @@ class Throttle:
             last = self._last.get(kind)
             due = last is None or self._clock() - last >= self.interval_seconds
             taken = self._take(kind) if due else None
-        if taken is not None:
+        if taken is None:
+            return
+        if self._hand_off is None:
             self._write(kind, taken)
+        else:
+            self._hand_off(lambda: self._write(kind, taken))
 
     def flush(self, only_due: bool = False) -> None:
         """Record the counts not recorded yet: those whose interval is over, or (at

@@ -9,10 +9,11 @@ CASINO_REQUIRE_POSTGRES=1 (set by CI), which turns that into a failure.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 import pytest
@@ -197,6 +198,18 @@ def seat_p2p_table(app: Any, table_type: str = "I", auto_confirm: bool = False) 
 def every_store_event(store: Store) -> list[Any]:
     notifications = store.app.recorder.select_notifications(start=1, limit=1_000_000)
     return [store.app.mapper.to_domain_event(n) for n in notifications]
+
+
+T = TypeVar("T")
+
+
+def eventually(read: Callable[[], T], done: Callable[[T], bool], seconds: float = 5) -> T:
+    """What `read` gives once `done` holds of it, for what lands just after an answer
+    (a significant event its own thread writes); the last reading if it never does."""
+    deadline = time.monotonic() + seconds
+    while not done(value := read()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return value
 
 
 OpenStore = Callable[[], Store]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -65,8 +66,13 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     metrics = Metrics(store)
     store.app.observe(metrics)
     workers: list[PeriodicWorker] = []
-    # Refused authentication and failing workers, counted and recorded once an interval.
-    throttle = Throttle(lambda kind, details: store.app.record_significant(kind, details))
+    # Refused authentication and failing workers, counted and recorded once an interval,
+    # each record written by a thread of its own, never by the event loop.
+    recorder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="significant-events")
+    throttle = Throttle(
+        lambda kind, details: store.app.record_significant(kind, details),
+        hand_off=recorder.submit,
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -82,6 +88,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
         for worker in started:
             worker.stop()
             workers.remove(worker)
+        recorder.shutdown(wait=True)  # what was handed off is written before the rest
         throttle.flush()
         if background:
             store.app.record_significant("stopped", {})

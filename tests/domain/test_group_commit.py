@@ -11,7 +11,7 @@ from uuid import UUID, uuid4
 import pytest
 from eventsourcing.persistence import IntegrityError, OperationalError, StoredEvent
 
-from domain.group_commit import GroupCommit, GroupCommitSettings
+from domain.group_commit import CommitterClosed, GroupCommit, GroupCommitSettings
 from domain.ids import receipt_uuid
 from domain.receipt import ReceiptRecord
 
@@ -213,3 +213,21 @@ def test_a_batch_that_fails_after_its_commit_does_not_stop_the_committer() -> No
     assert landed.result(SECONDS) == [1]  # it is stored: its command hears so
     assert commit.save([event(uuid4())], [], lambda: None).result(SECONDS) == [2]
     commit.close()
+
+
+def test_saves_queued_before_a_close_are_written_and_a_later_one_is_refused_at_once() -> None:
+    store = Store()
+    commit = committer(store)
+    first = commit.save([event(uuid4())], [], lambda: None)
+    assert store.first_started.wait(SECONDS)
+    queued = commit.save([event(uuid4())], [], lambda: None)
+    closing = threading.Thread(target=commit.close)
+    closing.start()
+    store.release.set()
+    closing.join(SECONDS)
+    assert (first.result(SECONDS), queued.result(SECONDS)) == ([1], [2])
+    late = commit.save([event(uuid4())], [], lambda: None)
+    with pytest.raises(CommitterClosed):
+        late.result(SECONDS)
+    assert len(store.transactions) == 2  # the late save was never written
+    commit.close()  # a second close is harmless

@@ -4,6 +4,8 @@ an interval."""
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -86,3 +88,22 @@ def test_a_failing_worker_is_a_significant_event_counted_per_interval() -> None:
         ("worker_failed", "idle_rounds", 2),
     ]
     assert "the store went away" in written[0][1]["error"]
+
+
+def test_a_record_handed_off_does_not_hold_up_the_caller_and_is_written() -> None:
+    started, release = threading.Event(), threading.Event()
+    written: list[str] = []
+
+    def record(kind: str, details: dict[str, Any]) -> None:
+        started.set()
+        release.wait(5)  # a store slow to answer
+        written.append(kind)
+
+    writer = ThreadPoolExecutor(max_workers=1)
+    throttle = Throttle(record, hand_off=writer.submit)
+    throttle.note("authentication_refused", {"reason": "unknown key"})
+    assert started.wait(5)
+    assert written == []  # noted, and the caller went on while the record waits
+    release.set()
+    writer.shutdown(wait=True)
+    assert written == ["authentication_refused"]

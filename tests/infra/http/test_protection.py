@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from infra.store.store import Store
-from tests.conftest import AUDITOR, OPERATOR, SERVICE, Api
+from tests.conftest import AUDITOR, OPERATOR, SERVICE, Api, eventually
 from tests.domain.tables.test_steps import NOW, Clock
 
 DAY = datetime.timedelta(days=1)
@@ -225,7 +225,7 @@ def test_refused_authentication_is_counted_not_recorded_once_per_request(api: Ap
     for _ in range(5):
         answer = api.client.get("/v1/players/alice", headers={"Authorization": "Bearer wrong"})
         assert answer.status_code == 401
-    refusals = significant(api, "?kind=authentication_refused")
+    refusals = eventually(lambda: significant(api, "?kind=authentication_refused"), bool)
     assert len(refusals) == 1  # the first at once; the rest wait for the interval
     assert refusals[0]["detail"]["count"] == 1
     assert refusals[0]["detail"]["last"] == "GET /v1/players/alice"

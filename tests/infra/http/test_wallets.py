@@ -10,7 +10,15 @@ from fastapi.testclient import TestClient
 from infra.config import load_settings
 from infra.http.app import create_app
 from infra.store.store import Store
-from tests.conftest import AUDITOR, OPERATOR, SERVICE, Api, StoreFactory, every_store_event
+from tests.conftest import (
+    AUDITOR,
+    OPERATOR,
+    SERVICE,
+    Api,
+    StoreFactory,
+    eventually,
+    every_store_event,
+)
 
 
 def state(api: Api, store: Store) -> Any:
@@ -218,7 +226,9 @@ def test_commands_need_a_service_or_operator_key(
     )
     assert (answer.status_code, answer.json()["code"]) == (status, code)
     if status == 401:  # a refused authentication is a significant event (rules.md 7)
-        [refused] = every_store_event(store)[before[-1] :]
+        # Written by a thread of its own, just after the answer (infra/significant.py).
+        events = eventually(lambda: every_store_event(store), lambda e: len(e) > before[-1])
+        [refused] = events[before[-1] :]
         assert (type(refused).__qualname__, refused.kind) == (
             "SignificantEvent.Created",
             "authentication_refused",
