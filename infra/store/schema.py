@@ -269,6 +269,10 @@ GRANT TRUNCATE ON {schema}.{events} TO {role};
 REVOKE UPDATE, DELETE ON {schema}.{receipts} FROM {role};
 GRANT UPDATE (answer, pruned_ms) ON {schema}.{receipts} TO {role};
 GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO {role};
+-- The save (save_sealed) and the checks it calls, granted outright rather than left to
+-- PostgreSQL's default EXECUTE for PUBLIC, which a hardened database revokes. Each runs
+-- with its caller's rights (none is SECURITY DEFINER): calling one grants no more.
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA {schema} TO {role};
 """
 
 

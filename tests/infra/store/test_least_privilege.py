@@ -42,6 +42,32 @@ def service_url(role: str) -> str:
     return f"postgresql://{role}@{host}"
 
 
+def test_the_service_role_still_saves_where_functions_are_not_executable_by_everyone(
+    service_role: str, tmp_path: object
+) -> None:
+    # Given a store built by the owner, whose database then takes EXECUTE from PUBLIC
+    factory = StoreFactory("postgres", tmp_path)  # type: ignore[arg-type]
+    url = service_url(service_role)
+    try:
+        options = {"postgres_schema": factory.schema, "pool_size": 2, "seal_key": SEAL_KEY}
+        open_store(url, owner_url=POSTGRES_URL, **options).close()  # type: ignore[arg-type]
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as owner:
+            owner.execute(
+                f"REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA {factory.schema} FROM PUBLIC"  # type: ignore[arg-type]
+            )
+        # When the service saves a command
+        store = open_store(url, owner_url=POSTGRES_URL, **options)  # type: ignore[arg-type]
+        try:
+            store.app.register_player("ann", "Ann")
+            store.app.deposit("ann", "real", 1_000)
+            # Then it landed: the service's grant is its own
+            assert store.app.wallet("ann", "real").balance_cents == 1_000
+        finally:
+            store.close()
+    finally:
+        factory.close_all()
+
+
 def test_the_service_role_saves_and_reads_but_cannot_change_the_log(
     service_role: str, tmp_path: object
 ) -> None:
