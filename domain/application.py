@@ -28,12 +28,7 @@ from domain.blackjack.interruptions import Reconnection
 from domain.blackjack.last_bets import LastBets
 from domain.blackjack.round import BlackjackRound, load_blackjack_round
 from domain.commands import command
-from domain.errors import (
-    HouseBanked,
-    IllegalAction,
-    NoPreviousBets,
-    PlayerExists,
-)
+from domain.errors import HouseBanked, IllegalAction, NoPreviousBets, PlayerExists
 from domain.ids import MODES, check_player_id, new_id, player_uuid
 from domain.player import Player, load_player
 from domain.protection import Protection
@@ -286,12 +281,7 @@ class CasinoApplication(CasinoQueries):
 
     @command
     def open_blackjack_round(
-        self,
-        unit: Unit,
-        player_id: str,
-        mode: str,
-        hall: str,
-        shoe_prefix: list[str] | None = None,
+        self, unit: Unit, player_id: str, mode: str, hall: str, shoe_prefix: list[str] | None = None
     ) -> BlackjackRound:
         check_certification(self.games.test_mode, shoe_prefix)
         settings = self.games.blackjack
