@@ -67,7 +67,7 @@ class Settings(BaseSettings):
     # beside itself, reads waiting for the log's head (see `projector_runs`).
     projector: Literal["auto", "inside", "separate"] = "auto"
     # A wake-up waits this long for more commits, so a burst is projected in one batch.
-    projector_debounce_ms: int = Field(default=5, ge=0, le=1000)
+    projector_debounce_ms: int = Field(default=25, ge=0, le=1000)
     read_wait_seconds: float = Field(default=5.0, gt=0, le=60)
     # Group commit (domain/group_commit.py): how long the committer lingers for more
     # saves after a shared transaction, and how many saves one transaction takes.

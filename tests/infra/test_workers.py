@@ -2,8 +2,11 @@
 
 import time
 
+import pytest
+
 from infra.store.store import Store
-from infra.workers import IdleRoundWorker, ProjectorWorker
+from infra.workers import IdleRoundWorker, ProjectorWorker, pause_before_catch_up
+from tests.conftest import StoreFactory
 
 
 def test_the_projector_worker_brings_the_read_models_up_without_a_reader(store: Store) -> None:
@@ -18,6 +21,42 @@ def test_the_projector_worker_brings_the_read_models_up_without_a_reader(store: 
     worker.stop()
     assert store.projector.position() == latest
     assert not worker._thread.is_alive()
+
+
+def test_catch_ups_are_spaced_only_while_commits_keep_coming() -> None:
+    assert pause_before_catch_up(0.02, caught_up_at=10.0, now=lambda: 10.005) == pytest.approx(
+        0.015
+    )
+    assert pause_before_catch_up(0.02, caught_up_at=10.0, now=lambda: 11.0) == 0.0
+    assert pause_before_catch_up(0.0, caught_up_at=10.0, now=lambda: 10.0) == 0.0
+
+
+def projected_within(store: Store, position: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while store.projector.position() < position and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return store.projector.position() >= position
+
+
+def test_a_commit_after_a_quiet_spell_is_projected_at_once_the_next_one_a_spacing_later(
+    postgres_stores: StoreFactory,
+) -> None:
+    store = postgres_stores.open()
+    store.app.register_player("alice", "Alice")
+    spacing = 1.0
+    worker = ProjectorWorker(store, debounce_seconds=spacing)
+    worker.start()
+    try:
+        assert projected_within(store, store.app.recorder.max_notification_id() or 0, 5)
+        time.sleep(spacing + 0.1)  # quiet
+        store.app.deposit("alice", "real", 1000)
+        assert projected_within(store, store.app.recorder.max_notification_id() or 0, 0.5)
+        store.app.deposit("alice", "real", 1000)  # right behind it: gathered a spacing later
+        latest = store.app.recorder.max_notification_id() or 0
+        assert not projected_within(store, latest, spacing / 2)
+        assert projected_within(store, latest, 5)
+    finally:
+        worker.stop()
 
 
 def test_a_deadline_missed_while_the_server_was_down_fires_as_the_worker_starts(
