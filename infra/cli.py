@@ -9,6 +9,7 @@ only read (`audit verify`, `audit replay`, `audit export`, `projections rebuild
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from importlib.metadata import version
@@ -63,6 +64,7 @@ def main_options(
 
 
 WORKERS_MAX = 32  # server processes; beyond the cores they only contend
+SERVE_PID_VARIABLE = "CASINO_SERVE_PID"  # set by `casino serve` for its server processes
 
 
 @app.command()
@@ -121,6 +123,9 @@ def serve(
             uvicorn.run(create_app(store, settings), **options)
         else:
             store.close()
+            # Each server process checks that this one still runs once it has started:
+            # one started just before this was killed would otherwise serve on alone.
+            os.environ[SERVE_PID_VARIABLE] = str(os.getpid())
             uvicorn.run("infra.cli:served_app", factory=True, workers=workers, **options)
     finally:
         if beside is not None:
@@ -133,7 +138,9 @@ def served_app() -> Any:
     own store and connections."""
     from infra.http.app import create_app
 
-    _end_with_parent()  # a killed `casino serve` leaves no worker serving behind it
+    # A killed `casino serve` leaves no server process serving behind it, not even one
+    # still starting when it was killed (its parent is then init, not the server).
+    _end_with_parent(int(os.environ.get(SERVE_PID_VARIABLE) or os.getppid()))
     settings = settings_or_exit()
     configure_logging(settings.log_level)
     return create_app(open_configured_store(settings, sealed=True), settings)
@@ -147,17 +154,17 @@ def _projector_beside() -> subprocess.Popen[bytes]:
     return subprocess.Popen(command, preexec_fn=_end_with_parent)
 
 
-def _end_with_parent() -> None:
-    """Have the kernel kill this process when its parent dies (Linux). SIGKILL, not
-    SIGTERM: a server worker told to shut down gracefully after its supervisor had died
-    could hang in that shutdown for good, holding its database connections; a parent
-    killed is a crash, and nothing here needs more than crash safety."""
+def _end_with_parent(parent: int | None = None) -> None:
+    """Have the kernel kill this process when its parent (`parent`, by default the one
+    it has now) dies (Linux). SIGKILL, not SIGTERM: a server worker told to shut down
+    gracefully after its supervisor had died could hang in that shutdown for good,
+    holding its database connections; a parent killed is a crash, and nothing here
+    needs more than crash safety."""
     import ctypes
-    import os
     import signal
 
     PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
-    parent = os.getppid()
+    parent = os.getppid() if parent is None else parent
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # died before the request was made: nothing will tell us
         os.kill(os.getpid(), signal.SIGKILL)

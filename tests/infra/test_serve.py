@@ -107,7 +107,8 @@ def test_every_read_of_a_served_store_includes_the_commands_answered_before_it(
     # And a killed server leaves no projector nor server process of its behind.
     deadline = time.monotonic() + 20
     while not all(gone(pid) for pid in children):
-        assert time.monotonic() < deadline, "a process outlived its server"
+        left = [command_line(pid)[:120] for pid in children if not gone(pid)]
+        assert time.monotonic() < deadline, f"processes outlived their server: {left}"
         time.sleep(0.05)
 
 
