@@ -31,9 +31,14 @@ DEALER, PLAYER = "dealer", "player"
 
 
 def sit_as_dealer(
-    unit: Unit, p2p: P2PBaccarat, now: datetime.datetime, player_id: str, mode: str,
-    table_type: str, auto_confirm: bool,
-) -> P2PTable:  # fmt: skip
+    unit: Unit,
+    p2p: P2PBaccarat,
+    now: datetime.datetime,
+    player_id: str,
+    mode: str,
+    table_type: str,
+    auto_confirm: bool,
+) -> P2PTable:
     kind = p2p.table_type(table_type)
     _raise_if_ineligible(unit, p2p, kind, load_wallet(unit, player_id, mode), now)
     table = P2PTable(player_id, mode, table_type, auto_confirm)
@@ -46,15 +51,14 @@ def sit_as_dealer(
 
 
 def join_as_player(
-    unit: Unit, p2p: P2PBaccarat, now: datetime.datetime, player_id: str, mode: str,
-    table_type: str,
-) -> P2PTable:  # fmt: skip
+    unit: Unit, p2p: P2PBaccarat, now: datetime.datetime, player_id: str, mode: str, table_type: str
+) -> P2PTable:
     """Seat the player with the longest-waiting eligible dealer of that type and mode."""
     kind = p2p.table_type(table_type)
     load_wallet(unit, player_id, mode)  # The player must exist.
     player = load_player(unit, player_id)
     player.reconnect()  # Asking for a table is being here.
-    table = _longest_waiting_eligible(unit, p2p, kind, (mode, player_id), now)
+    table = _longest_waiting_eligible(unit, p2p, kind, mode, player_id, now)
     player.sit_down(table.table_id, PLAYER)
     load_lobby(unit, mode, table_type).remove(table.table_id)
     table.seat_player(player_id)
@@ -217,9 +221,13 @@ def _raise_if_ineligible(
 
 
 def _longest_waiting_eligible(
-    unit: Unit, p2p: P2PBaccarat, kind: TableType, who: tuple[str, str], now: datetime.datetime
+    unit: Unit,
+    p2p: P2PBaccarat,
+    kind: TableType,
+    mode: str,
+    player_id: str,
+    now: datetime.datetime,
 ) -> P2PTable:
-    mode, player_id = who
     for table_id in load_lobby(unit, mode, kind.name).waiting:
         table = load_p2p_table(unit, table_id)
         if table.dealer_id == player_id or table.status == CLOSED:
