@@ -220,7 +220,7 @@ class CasinoApplication(CasinoQueries):
         next_round = None
         match round_ := round_of(unit, round_id):
             case BaccaratRound():
-                next_round = baccarat.deal(unit, self.games, round_)
+                next_round = baccarat.deal(unit, self.games, round_, self.clock())
             case BlackjackRound():
                 blackjack.deal(unit, round_)
             case Coup():
@@ -258,12 +258,13 @@ class CasinoApplication(CasinoQueries):
     def sit_as_dealer(
         self, unit: Unit, player_id: str, mode: str, table_type: str, auto_confirm: bool
     ) -> P2PTable:
-        p2p = self.games.p2p
-        return p2p_steps.sit_as_dealer(unit, p2p, player_id, mode, table_type, auto_confirm)
+        p2p, now = self.games.p2p, self.clock()
+        return p2p_steps.sit_as_dealer(unit, p2p, now, player_id, mode, table_type, auto_confirm)
 
     @command
     def join_as_player(self, unit: Unit, player_id: str, mode: str, table_type: str) -> P2PTable:
-        return p2p_steps.join_as_player(unit, self.games.p2p, player_id, mode, table_type)
+        p2p, now = self.games.p2p, self.clock()
+        return p2p_steps.join_as_player(unit, p2p, now, player_id, mode, table_type)
 
     @command
     def confirm(
@@ -271,7 +272,7 @@ class CasinoApplication(CasinoQueries):
     ) -> BaccaratRound:
         check_certification(self.games.test_mode, shoe_prefix)
         table = load_p2p_table(unit, table_id)
-        return p2p_steps.confirm_round(unit, self.games.p2p, table, shoe_prefix)
+        return p2p_steps.confirm_round(unit, self.games.p2p, table, self.clock(), shoe_prefix)
 
     @command
     def leave_table(self, unit: Unit, table_id: str, player_id: str) -> P2PTable:

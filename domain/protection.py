@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
@@ -25,6 +25,7 @@ from domain import protection_record as record_of
 from domain.copying import FastCopy
 from domain.errors import (
     DepositLimitExceeded,
+    DomainError,
     InvalidLimit,
     LossLimitExceeded,
     PlayerExcluded,
@@ -51,6 +52,7 @@ SELF_EXCLUSION = "self_exclusion"
 TIME_OUT_DAYS = range(1, 43)
 SELF_EXCLUSION_MONTHS = (6, 12, 24, 60)
 PAST_EXCLUSIONS_MAX = 100  # the latest kept on the aggregate; the log keeps them all
+R = TypeVar("R", bound=DomainError)
 
 
 @dataclass
@@ -196,6 +198,28 @@ class Protection(FastCopy, Aggregate):
                 activity.settled,
             )
 
+    def dealing_problem(
+        self, activity: Activity | None, now: datetime.datetime
+    ) -> LossLimitExceeded | None:
+        """Why the player may open no new round as a P2P dealer, or None: what they have
+        lost in a window (realized, with what the save at hand settles, `activity`, not
+        yet recorded) has passed a loss limit. Their hold is exposure and never counts."""
+        settling = sum(activity.settled.values()) if activity is not None else 0
+        for period, length in PERIODS.items():
+            key = f"loss:{period}"
+            limit = self.limit_at(key, now)
+            lost = record_of.window_sum(self.losses, now, length) + settling
+            if limit is not None and lost > limit:
+                detail = (
+                    f"{self.player_id} has lost {format_cents(lost)} within the {period}, past "
+                    f"the loss limit per {period} of {format_cents(limit)}: a dealer past a "
+                    "loss limit is dealt no new round"
+                )
+                # A loss this save settles counts from now: the window is (now - period, now].
+                resets = self.resets_at(key, now) or (now + length if settling > 0 else None)
+                return refusal_of(LossLimitExceeded, detail, key, (limit, 0), resets)
+        return None
+
     def _check_limits(self, kind: str, cents: int, now: datetime.datetime) -> None:
         for period in PERIODS:
             key = f"{kind}:{period}"
@@ -206,16 +230,12 @@ class Protection(FastCopy, Aggregate):
             left = max(0, limit - used)
             if cents > left or used > limit:  # the second: a bank put up
                 refusal = DepositLimitExceeded if kind == "deposit" else LossLimitExceeded
-                resets = self.resets_at(key, now)
                 what = format_cents(cents) if cents else "a bank"
-                raise refusal(
+                detail = (
                     f"{what} would pass the {kind} limit per {period} of "
-                    f"{format_cents(limit)}: {format_cents(left)} left",
-                    limit=format_cents(limit),
-                    period=period,
-                    remaining=format_cents(left),
-                    resets_at=_iso(resets) if resets is not None else None,
+                    f"{format_cents(limit)}: {format_cents(left)} left"
                 )
+                raise refusal_of(refusal, detail, key, (limit, left), self.resets_at(key, now))
 
     # Events: the bodies re-run on every replay, so they only assign.
 
@@ -276,6 +296,25 @@ class Protection(FastCopy, Aggregate):
             if effective_at <= at:
                 del self.pending[key]
                 _put(self.limits, key, cents)
+
+
+def refusal_of(
+    refusal: type[R],
+    detail: str,
+    key: str,
+    limit_and_left_cents: tuple[int, int],
+    resets: datetime.datetime | None,
+) -> R:
+    """A limit's refusal, with the facts every one names (rules.md 7): the limit, its
+    period, what is left of it and when it resets."""
+    limit, left = limit_and_left_cents
+    return refusal(
+        detail,
+        limit=format_cents(limit),
+        period=key.split(":")[1],
+        remaining=format_cents(left),
+        resets_at=_iso(resets) if resets is not None else None,
+    )
 
 
 def protection_of(unit: Unit, player_id: str) -> Protection:

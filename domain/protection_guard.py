@@ -16,6 +16,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from domain.baccarat.round import HOUSE, BaccaratRound
+from domain.errors import DomainError
 from domain.player import Player
 from domain.protection import Activity, find_protection
 from domain.unit import Unit
@@ -45,6 +46,19 @@ def guard(unit: Unit, now: datetime.datetime) -> None:
             continue
         protection.check(activity, now)
         protection.record(activity, now)
+
+
+def dealing_problem(unit: Unit, dealer: Wallet, now: datetime.datetime) -> DomainError | None:
+    """Why a P2P dealer may open no new round for a loss limit (rules.md 7), or None:
+    what they have lost in a window, with what this save settles for them, has passed
+    one. Asked before a round opens, so that a save settling the last round can still
+    open none rather than be refused."""
+    if dealer.mode != "real" or not dealer.protected:
+        return None  # limits are real money's; the wallet says whether there are any
+    protection = find_protection(unit, dealer.player_id)
+    if protection is None:
+        return None
+    return protection.dealing_problem(activities(unit.aggregates()).get(dealer.player_id), now)
 
 
 def activities(aggregates: list[Aggregate]) -> dict[str, Activity]:

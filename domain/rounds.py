@@ -4,7 +4,8 @@ may be shown, how it is found by its public id, and how an auditor replays it.
 A round's shoe is fixed before any bet by a seed (and, in certification mode, a
 chosen prefix); the seed, the prefix and a blackjack hole card stay secret while
 the round is not over (rules.md 5), and `secrets_revealed` is the one place
-that says when that is.
+that says when that is. (A hole card is stored face down, `domain/blackjack/hole_card.py`;
+rounds dealt before carry it in clear, withheld as `hole_card`.)
 
 Anyone who can read the database must not learn the cards to come, so the seed and
 the prefix are stored sealed: the `Opened` event carries them encrypted by the
@@ -46,10 +47,13 @@ def secrets_revealed(status: str) -> bool:
 
 def with_revealed_secrets(data: dict[str, Any], round_: Any) -> dict[str, Any]:
     """An event's fields for a round over: its opening shows the seed and the shoe its
-    end revealed, as it did before they were sealed (stored there as `sealed_secrets`)."""
-    if data.get("sealed_secrets") is None or data.get("seed") is not None:
-        return data
-    return {**data, "seed": round_.seed, "shoe_prefix": round_.shoe_prefix}
+    end revealed, as it did before they were sealed (stored there as `sealed_secrets`),
+    and a blackjack hole card dealt face down shows the card at its place in that shoe."""
+    if data.get("sealed_secrets") is not None and data.get("seed") is None:
+        data = {**data, "seed": round_.seed, "shoe_prefix": round_.shoe_prefix}
+    if "hole_card" in data and data["hole_card"] is None:
+        data = {**data, "hole_card": round_.shoe()[data["position"]]}
+    return data
 
 
 def withhold_secrets(data: dict[str, Any]) -> dict[str, Any]:

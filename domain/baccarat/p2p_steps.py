@@ -6,6 +6,8 @@ Each step is called by one application command, inside its unit of work.
 
 from __future__ import annotations
 
+import datetime
+
 from domain.baccarat import rules
 from domain.baccarat.p2p import (
     CLOSED,
@@ -17,8 +19,9 @@ from domain.baccarat.p2p import (
 )
 from domain.baccarat.round import P2P, BaccaratRound, load_baccarat_round
 from domain.baccarat.settle import void_round
-from domain.errors import NoDealerAvailable
+from domain.errors import DomainError, NoDealerAvailable
 from domain.player import Player, load_player
+from domain.protection_guard import dealing_problem
 from domain.settings import P2PBaccarat, TableType
 from domain.shoe import draw_seed
 from domain.unit import Unit
@@ -28,10 +31,16 @@ DEALER, PLAYER = "dealer", "player"
 
 
 def sit_as_dealer(
-    unit: Unit, p2p: P2PBaccarat, player_id: str, mode: str, table_type: str, auto_confirm: bool
+    unit: Unit,
+    p2p: P2PBaccarat,
+    now: datetime.datetime,
+    player_id: str,
+    mode: str,
+    table_type: str,
+    auto_confirm: bool,
 ) -> P2PTable:
     kind = p2p.table_type(table_type)
-    _raise_if_ineligible(p2p, kind, load_wallet(unit, player_id, mode))
+    _raise_if_ineligible(unit, p2p, kind, load_wallet(unit, player_id, mode), now)
     table = P2PTable(player_id, mode, table_type, auto_confirm)
     unit.add(table)
     dealer = load_player(unit, player_id)
@@ -42,30 +51,34 @@ def sit_as_dealer(
 
 
 def join_as_player(
-    unit: Unit, p2p: P2PBaccarat, player_id: str, mode: str, table_type: str
+    unit: Unit, p2p: P2PBaccarat, now: datetime.datetime, player_id: str, mode: str, table_type: str
 ) -> P2PTable:
     """Seat the player with the longest-waiting eligible dealer of that type and mode."""
     kind = p2p.table_type(table_type)
     load_wallet(unit, player_id, mode)  # The player must exist.
     player = load_player(unit, player_id)
     player.reconnect()  # Asking for a table is being here.
-    table = _longest_waiting_eligible(unit, p2p, kind, mode, player_id)
+    table = _longest_waiting_eligible(unit, p2p, kind, mode, player_id, now)
     player.sit_down(table.table_id, PLAYER)
     load_lobby(unit, mode, table_type).remove(table.table_id)
     table.seat_player(player_id)
     if table.auto_confirm:
-        confirm_round(unit, p2p, table)
+        confirm_round(unit, p2p, table, now)
     return table
 
 
 def confirm_round(
-    unit: Unit, p2p: P2PBaccarat, table: P2PTable, shoe_prefix: list[str] | None = None
+    unit: Unit,
+    p2p: P2PBaccarat,
+    table: P2PTable,
+    now: datetime.datetime,
+    shoe_prefix: list[str] | None = None,
 ) -> BaccaratRound:
     """Open the table's next round and hold the dealer's worst case until it ends."""
     kind = p2p.table_type(table.table_type)
     table.check_ready_to_confirm()
     dealer = load_wallet(unit, table.dealer_id, table.mode)
-    _raise_if_ineligible(p2p, kind, dealer)
+    _raise_if_ineligible(unit, p2p, kind, dealer, now)
     assert table.player_id is not None
     round_ = BaccaratRound.open(
         variant=P2P,
@@ -88,9 +101,12 @@ def confirm_round(
     return round_
 
 
-def end_round(unit: Unit, p2p: P2PBaccarat, round_: BaccaratRound) -> BaccaratRound | None:
+def end_round(
+    unit: Unit, p2p: P2PBaccarat, round_: BaccaratRound, now: datetime.datetime
+) -> BaccaratRound | None:
     """After a P2P round settles: free the table, and auto-confirm the next round
-    while the dealer is still eligible; returns that round, if one opened."""
+    while the dealer is still eligible and, with what this round cost them, not past
+    a loss limit; returns that round, if one opened. Else the table waits."""
     assert round_.table_id is not None
     table = load_p2p_table(unit, round_.table_id)
     table.end_round(round_.round_id)
@@ -100,11 +116,11 @@ def end_round(unit: Unit, p2p: P2PBaccarat, round_: BaccaratRound) -> BaccaratRo
         return None
     kind = p2p.table_type(table.table_type)
     dealer = load_wallet(unit, table.dealer_id, table.mode)
-    problem = eligibility_problem(kind, worst_case_cents(p2p, kind), dealer)
+    problem = dealer_problem(unit, p2p, kind, dealer, now)
     if problem is not None:
         table.stop_auto_confirm(f"auto-confirm stopped: {problem.detail}")
         return None
-    return confirm_round(unit, p2p, table)
+    return confirm_round(unit, p2p, table, now)
 
 
 def leave_table(unit: Unit, table: P2PTable, player_id: str) -> P2PTable:
@@ -187,21 +203,37 @@ def _after_player_left(unit: Unit, table: P2PTable, player_id: str) -> None:
         load_lobby(unit, table.mode, table.table_type).add(table.table_id)  # Behind those waiting.
 
 
-def _raise_if_ineligible(p2p: P2PBaccarat, kind: TableType, wallet: Wallet) -> None:
-    problem = eligibility_problem(kind, worst_case_cents(p2p, kind), wallet)
+def dealer_problem(
+    unit: Unit, p2p: P2PBaccarat, kind: TableType, dealer: Wallet, now: datetime.datetime
+) -> DomainError | None:
+    """Why this wallet may open no round at a table of this type now, or None: short of
+    points or money (rules.md 2.1), or past a loss limit (rules.md 7)."""
+    problem = eligibility_problem(kind, worst_case_cents(p2p, kind), dealer)
+    return problem if problem is not None else dealing_problem(unit, dealer, now)
+
+
+def _raise_if_ineligible(
+    unit: Unit, p2p: P2PBaccarat, kind: TableType, wallet: Wallet, now: datetime.datetime
+) -> None:
+    problem = dealer_problem(unit, p2p, kind, wallet, now)
     if problem is not None:
         raise problem
 
 
 def _longest_waiting_eligible(
-    unit: Unit, p2p: P2PBaccarat, kind: TableType, mode: str, player_id: str
+    unit: Unit,
+    p2p: P2PBaccarat,
+    kind: TableType,
+    mode: str,
+    player_id: str,
+    now: datetime.datetime,
 ) -> P2PTable:
     for table_id in load_lobby(unit, mode, kind.name).waiting:
         table = load_p2p_table(unit, table_id)
         if table.dealer_id == player_id or table.status == CLOSED:
             continue
         dealer = load_wallet(unit, table.dealer_id, mode)
-        if eligibility_problem(kind, worst_case_cents(p2p, kind), dealer) is None:
+        if dealer_problem(unit, p2p, kind, dealer, now) is None:
             return table
     raise NoDealerAvailable(
         f"no eligible dealer is waiting at a type {kind.name} table in {mode} mode; try later"

@@ -57,7 +57,9 @@ def cancel_bets(unit: Unit, round_: BaccaratRound) -> None:
         remove_bet(unit, round_, spot)
 
 
-def deal(unit: Unit, games: GameSettings, round_: BaccaratRound) -> BaccaratRound | None:
+def deal(
+    unit: Unit, games: GameSettings, round_: BaccaratRound, now: datetime.datetime
+) -> BaccaratRound | None:
     """Play the whole coup and settle it; a P2P table then moves on to its next round,
     which is returned when auto-confirm opened one."""
     round_.deal()
@@ -65,7 +67,7 @@ def deal(unit: Unit, games: GameSettings, round_: BaccaratRound) -> BaccaratRoun
         settle_house(unit, round_)
         return None
     settle_p2p(unit, round_)
-    return p2p_steps.end_round(unit, games.p2p, round_)
+    return p2p_steps.end_round(unit, games.p2p, round_, now)
 
 
 def end_idle(unit: Unit, round_: BaccaratRound, idle_since: datetime.datetime) -> bool:

@@ -69,7 +69,9 @@ def _cards_of(event: Any) -> list[str]:
     topic = type(event).TOPIC
     if topic in (topics.CARD_DEALT, topics.DEALER_DREW):
         return [event.card]
-    if topic == topics.HOLE_CARD_DEALT:
+    if topic == topics.HOLE_CARD_DEALT:  # null (face down) since rules.md 5(c), then:
+        return [] if event.hole_card is None else [event.hole_card]
+    if topic == topics.HOLE_CARD_REVEALED:  # the hole card turned over, at its place
         return [event.hole_card]
     if topic == topics.PLAYER_ACTED:
         return list(event.cards)

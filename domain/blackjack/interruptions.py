@@ -30,7 +30,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.blackjack.round import IN_PLAY, BlackjackRound, load_blackjack_round
+from domain.blackjack import play as rules
+from domain.blackjack.hands import BOXES_MAX
+from domain.blackjack.round import (
+    BY_SYSTEM,
+    IN_PLAY,
+    INTERRUPTED_STATUS,
+    SETTLED_STATUS,
+    BlackjackRound,
+    load_blackjack_round,
+)
+from domain.blackjack.state import PHASE_INSURANCE
 from domain.player import Player, load_player
 from domain.unit import Unit
 
@@ -44,6 +54,8 @@ class Reconnection:
 
 
 INTERRUPTED_EFFECT = "interrupted"
+# The house defaults decide each box's insurance and each of its hands (two after a split).
+SYSTEM_DECISIONS_MAX = BOXES_MAX * 3
 
 
 def interrupt_rounds_in_play(unit: Unit, player: Player) -> list[dict[str, str]]:
@@ -88,4 +100,21 @@ def finish_idle_round(unit: Unit, round_: BlackjackRound) -> None:
     timeout: finished like an abandoned one. Voiding it instead would hand back the
     stake of a hand the player has already seen losing."""
     _interrupt(load_player(unit, round_.player_id), round_, "no action before the idle timeout")
-    round_.finish_with_house_defaults()
+    finish_with_house_defaults(round_)
+
+
+def finish_with_house_defaults(round_: BlackjackRound) -> None:
+    """The player did not come back in time (rules.md 4): the system declines
+    insurance and stands on every open hand, then the dealer plays and pays.
+
+    The defaults add no stake, so nothing more is held.
+    """
+    assert round_.status == INTERRUPTED_STATUS, round_.status
+    for _ in range(SYSTEM_DECISIONS_MAX):
+        turn = round_.next_turn()
+        if turn is None:
+            break
+        insurance = round_.state["phase"] == PHASE_INSURANCE
+        action = rules.NO_INSURANCE if insurance else rules.STAND
+        round_.act(round_.decide(turn.box_number, turn.hand_index, action, by=BY_SYSTEM))
+    assert round_.status == SETTLED_STATUS, "the house defaults always finish the round"

@@ -25,10 +25,10 @@ from domain.blackjack.hands import (
     is_blackjack,
     is_bust,
     is_six_card_charlie,
-    is_ten_valued,
     same_rank,
     validate_box_number,
 )
+from domain.blackjack.hole_card import awaits_hole_card, hole_card_hidden, ten_up_blackjack
 from domain.blackjack.state import (
     DEALER,
     DEALER_CARDS_MAX,
@@ -74,17 +74,20 @@ def cards_needed(action: str) -> int:
 
 
 def start_play(box_stakes: Mapping[int, int], cards: Sequence[str]) -> PlayState:
-    """The state right after the initial deal; cards are in shoe order."""
+    """The state right after the initial deal; cards are in shoe order. The last, the
+    hole card, may be left out: it then lies face down, not in the state, until the
+    round turns it over (`turn_hole_card`; rules.md 5, no card of a round in play is
+    stored in clear). Given, a ten-valued up card is checked for blackjack here."""
     if not 1 <= len(box_stakes) <= BOXES_MAX:
         raise ValueError(f"a round has 1 to {BOXES_MAX} boxes, not {len(box_stakes)}")
     if any(stake <= 0 for stake in box_stakes.values()):
         raise ValueError("every box stake must be positive")
     slots = deal_order(list(box_stakes))
-    if len(cards) != len(slots):
+    if len(cards) not in (len(slots) - 1, len(slots)):
         raise ValueError(f"the deal takes {len(slots)} cards, not {len(cards)}")
     boxes = [_new_box(number, box_stakes[number]) for number in sorted(box_stakes)]
     state = PlayState(phase=PHASE_PLAYERS, boxes=boxes, dealer_cards=[])
-    for slot, card in zip(slots, cards, strict=True):
+    for slot, card in zip(slots, cards, strict=False):  # the hole card may be missing
         _receiver(state, slot.box_number).append(card)
     return _after_deal(state)
 
@@ -114,16 +117,32 @@ def _after_deal(state: PlayState) -> PlayState:
     for box in state["boxes"]:
         # A blackjack has nothing left to play; with an ace up it still answers even money.
         box["hands"][0]["finished"] = is_blackjack(box["hands"][0]["cards"], split=False)
-    up_card = state["dealer_cards"][0]
-    if is_ten_valued(up_card) and is_blackjack(state["dealer_cards"], split=False):
-        # The dealer checks a ten-valued up card at once: a blackjack ends the round.
-        for box in state["boxes"]:
-            box["hands"][0]["finished"] = True
-        state["phase"] = PHASE_OVER
-        return state
+    if ten_up_blackjack(state["dealer_cards"]):
+        return _end_on_dealer_blackjack(state)
     # With an ace up the dealer does not peek: insurance first, and play goes on.
-    state["phase"] = PHASE_INSURANCE if is_ace(up_card) else PHASE_PLAYERS
+    state["phase"] = PHASE_INSURANCE if is_ace(state["dealer_cards"][0]) else PHASE_PLAYERS
     return _advance(state)
+
+
+def _end_on_dealer_blackjack(state: PlayState) -> PlayState:
+    for box in state["boxes"]:
+        box["hands"][0]["finished"] = True
+    state["phase"] = PHASE_OVER
+    return state
+
+
+def turn_hole_card(state: PlayState, card: str) -> PlayState:
+    """The dealer turns the hole card over: once the players are done, or at the deal
+    when it makes a blackjack under a ten-valued up card, which ends the round."""
+    if not awaits_hole_card(state):
+        raise ValueError("the hole card is already face up")
+    after = copy.deepcopy(state)
+    after["dealer_cards"].append(card)
+    if after["phase"] == PHASE_DEALER:
+        return _advance(after)
+    if not ten_up_blackjack(after["dealer_cards"]):
+        raise ValueError("the hole card stays face down while the players act")
+    return _end_on_dealer_blackjack(after)
 
 
 def _advance(state: PlayState) -> PlayState:
@@ -132,7 +151,8 @@ def _advance(state: PlayState) -> PlayState:
         state["phase"] = PHASE_PLAYERS
     if state["phase"] == PHASE_PLAYERS and next_turn(state) is None:
         state["phase"] = PHASE_DEALER
-    if state["phase"] == PHASE_DEALER and not _dealer_must_draw(state):
+    # The dealer plays once the hole card is face up.
+    if state["phase"] == PHASE_DEALER and not (awaits_hole_card(state) or _dealer_must_draw(state)):
         state["phase"] = PHASE_OVER
     return state
 
@@ -359,6 +379,8 @@ def deal_dealer_card(state: PlayState, card: str) -> PlayState:
     """The dealer draws one card; call it while the phase is "dealer"."""
     if state["phase"] != PHASE_DEALER:
         raise ValueError(f"the dealer draws only in the dealer phase, not {state['phase']!r}")
+    if awaits_hole_card(state):
+        raise ValueError("the dealer turns the hole card over before drawing")
     after = copy.deepcopy(state)
     after["dealer_cards"].append(card)
     assert len(after["dealer_cards"]) <= DEALER_CARDS_MAX
@@ -367,6 +389,4 @@ def deal_dealer_card(state: PlayState, card: str) -> PlayState:
 
 def visible_dealer_cards(state: PlayState) -> list[str]:
     """What players may see: the hole card stays hidden until the dealer plays."""
-    if state["phase"] in (PHASE_INSURANCE, PHASE_PLAYERS):
-        return state["dealer_cards"][:1]
-    return list(state["dealer_cards"])
+    return state["dealer_cards"][:1] if hole_card_hidden(state) else list(state["dealer_cards"])

@@ -4,9 +4,9 @@ Every bet, card, decision, dealer draw and payout is its own event. The shoe is
 fixed before any bet by the seed in the `Opened` event. Command methods take
 the cards from the committed shoe at the next position and hand them to the
 events; event bodies advance the play state with the pure functions of
-`domain/blackjack_play.py`, which are deterministic, so a replay rebuilds the
-same state. The hole card has an event of its own (`HoleCardDealt`, field
-`hole_card`) so that the audit trail can hide it while the round is in play.
+`domain/blackjack/play.py`, which are deterministic, so a replay rebuilds the
+same state. The hole card is stored face down, only its place in the shoe, and
+turned over in the save that ends the round (`domain/blackjack/hole_card.py`).
 
 A round in play whose player disconnects is `Interrupted` and held exactly as it
 was until it is `Resumed`, or until the system finishes it with the house
@@ -23,7 +23,7 @@ from eventsourcing.domain import Aggregate, event
 from domain.blackjack import hands, settlement
 from domain.blackjack import play as rules
 from domain.blackjack import state as play_state
-from domain.blackjack.hands import BOXES_MAX
+from domain.blackjack.hole_card import awaits_hole_card, dealer_checks_blackjack
 from domain.copying import FastCopy
 from domain.errors import (
     IllegalAction,
@@ -44,6 +44,7 @@ BET_PLACED = "casino:BlackjackRound.BetPlaced"
 BET_REMOVED = "casino:BlackjackRound.BetRemoved"
 CARD_DEALT = "casino:BlackjackRound.CardDealt"
 HOLE_CARD_DEALT = "casino:BlackjackRound.HoleCardDealt"
+HOLE_CARD_REVEALED = "casino:BlackjackRound.HoleCardRevealed"
 PLAYER_ACTED = "casino:BlackjackRound.PlayerActed"
 DEALER_DREW = "casino:BlackjackRound.DealerDrew"
 PAYOUT_MADE = "casino:BlackjackRound.PayoutMade"
@@ -56,8 +57,6 @@ OPEN, IN_PLAY, SETTLED_STATUS, VOIDED_STATUS = "open", "in_play", "settled", "vo
 INTERRUPTED_STATUS = "interrupted"  # in play, held while the player is away (rules.md 4)
 # Who made a decision: the player, or the system finishing an abandoned round (rules.md 4).
 BY_PLAYER, BY_SYSTEM = "player", "system"
-# The house defaults decide each box's insurance and each of its hands (two after a split).
-SYSTEM_DECISIONS_MAX = BOXES_MAX * 3
 
 
 class BlackjackRound(CommittedRound, FastCopy, Aggregate):
@@ -113,6 +112,7 @@ class BlackjackRound(CommittedRound, FastCopy, Aggregate):
         self.bets: dict[int, int] = {}  # box number -> stake; rounds are never snapshotted
         self.initial_cards: list[str] = []  # the deal so far, in shoe order
         self.shoe_position = 0  # index of the next card to take from the shoe
+        self.hole_position: int | None = None  # where in the shoe the hole card lies
         self.play: play_state.PlayState | None = None  # from the hole card on
         self.added_stake_cents = 0  # doubles, splits and insurance, held on top of the bets
         self.payouts: list[dict[str, Any]] = []
@@ -171,11 +171,8 @@ class BlackjackRound(CommittedRound, FastCopy, Aggregate):
 
     @property
     def interrupted_at(self) -> datetime.datetime | None:
-        """When the round was interrupted, or None when it is not.
-
-        Nothing happens to an interrupted round until it resumes or the system
-        finishes it, so its interruption is its last event.
-        """
+        """When the round was interrupted, or None: nothing happens to an interrupted
+        round until it resumes or is finished, so its interruption is its last event."""
         return self.modified_on if self.status == INTERRUPTED_STATUS else None
 
     # Commands: each validates, then triggers its events.
@@ -205,7 +202,9 @@ class BlackjackRound(CommittedRound, FastCopy, Aggregate):
         for slot, card in zip(slots[:-1], cards[:-1], strict=True):
             box = None if slot.box_number == play_state.DEALER else slot.box_number
             self._card_dealt(box, card, slot.shoe_index)
-        self._hole_card_dealt(cards[-1], slots[-1].shoe_index)
+        self._hole_card_dealt(None, slots[-1].shoe_index)  # face down, in the store too
+        if dealer_checks_blackjack(self.state, cards[-1]):
+            self._turn_hole_card()
         self._play_on()
 
     def decide(self, box: int, hand: int, action: str, by: str = BY_PLAYER) -> play_state.Decision:
@@ -249,31 +248,23 @@ class BlackjackRound(CommittedRound, FastCopy, Aggregate):
         assert self.status == INTERRUPTED_STATUS, self.status
         self._resumed()
 
-    def finish_with_house_defaults(self) -> None:
-        """The player did not come back in time (rules.md 4): the system declines
-        insurance and stands on every open hand, then the dealer plays and pays.
-
-        The defaults add no stake, so nothing more is held.
-        """
-        assert self.status == INTERRUPTED_STATUS, self.status
-        for _ in range(SYSTEM_DECISIONS_MAX):
-            turn = self.next_turn()
-            if turn is None:
-                break
-            insurance = self.state["phase"] == play_state.PHASE_INSURANCE
-            action = rules.NO_INSURANCE if insurance else rules.STAND
-            self.act(self.decide(turn.box_number, turn.hand_index, action, by=BY_SYSTEM))
-        assert self.status == SETTLED_STATUS, "the house defaults always finish the round"
-
     def play_box(self, box: int) -> play_state.Box:
         return next(entry for entry in self.state["boxes"] if entry["box_number"] == box)
 
     def _play_on(self) -> None:
         """Once the players are done: the dealer draws, then every box is paid."""
         while self.state["phase"] == play_state.PHASE_DEALER:
-            self._dealer_drew(self._next_cards(1)[0], self.shoe_position)
+            if awaits_hole_card(self.state):
+                self._turn_hole_card()
+            else:
+                self._dealer_drew(self._next_cards(1)[0], self.shoe_position)
         if self.state["phase"] == play_state.PHASE_OVER:
             self._settle()
+
+    def _turn_hole_card(self) -> None:
+        """The hole card, from the unsealed shoe, turned over in the save that ends the round."""
+        assert self.hole_position is not None, "turned over after the deal"
+        self._hole_card_revealed(self.shoe()[self.hole_position], self.hole_position)
 
     def _settle(self) -> None:
         settled = settlement.settle_round(self.state, settlement.RULESETS[self.ruleset])
@@ -321,12 +312,20 @@ class BlackjackRound(CommittedRound, FastCopy, Aggregate):
         self.initial_cards.append(card)
 
     @event("HoleCardDealt", topic=HOLE_CARD_DEALT)
-    def _hole_card_dealt(self, hole_card: str, position: int) -> None:
-        # The hole card completes the deal: play starts from the cards in shoe order.
+    def _hole_card_dealt(self, hole_card: str | None, position: int) -> None:
+        # The deal's last card: play starts. Null (face down) unless dealt before rules.md 5(c).
         self._take(position, 1)
-        self.initial_cards.append(hole_card)
+        self.hole_position = position
+        if hole_card is not None:
+            self.initial_cards.append(hole_card)
         self.play = rules.start_play(self.bets, self.initial_cards)
         self.status = IN_PLAY
+
+    @event("HoleCardRevealed", topic=HOLE_CARD_REVEALED)
+    def _hole_card_revealed(self, hole_card: str, position: int) -> None:
+        # Pair assertion: the card turned over lies where the hole card was dealt.
+        assert position == self.hole_position, (position, self.hole_position)
+        self.play = rules.turn_hole_card(self.state, hole_card)
 
     @event("PlayerActed", topic=PLAYER_ACTED)
     def _player_acted(

@@ -15,7 +15,12 @@ from __future__ import annotations
 
 import datetime
 
-from domain.blackjack.interruptions import after_deal, after_settlement, finish_idle_round
+from domain.blackjack.interruptions import (
+    after_deal,
+    after_settlement,
+    finish_idle_round,
+    finish_with_house_defaults,
+)
 from domain.blackjack.last_bets import LastBets, last_bets_uuid
 from domain.blackjack.round import IN_PLAY, OPEN, SETTLED_STATUS, BlackjackRound
 from domain.errors import BetsAlreadyPlaced, NoBets, NoPreviousBets
@@ -126,7 +131,7 @@ def finish_abandoned(
     interrupted_at = round_.interrupted_at
     if interrupted_at is None or interrupted_at > interrupted_before:
         return False
-    round_.finish_with_house_defaults()
+    finish_with_house_defaults(round_)
     settle_if_over(unit, round_)
     return True
 

@@ -209,6 +209,26 @@ test('blackjack cards are placed by box and hand, a split giving each hand its s
   assert.ok(groups.every((group) => group.cards.every((card) => card.shown === card.card)));
 });
 
+test('a hole card stored face down is placed as the card HoleCardRevealed turned over', () => {
+  const event = (position, type, data) => ({ position, aggregate_id: ROUND_ID, type, data, topic: `casino:BlackjackRound.${type}` });
+  const events = [
+    event(1, 'CardDealt', { box: 1, card: '9S', position: 0 }),
+    event(2, 'CardDealt', { box: null, card: '6H', position: 1 }),
+    event(3, 'CardDealt', { box: 1, card: '8D', position: 2 }),
+    event(4, 'HoleCardDealt', { hole_card: null, position: 3 }),
+    event(5, 'PlayerActed', { box: 1, hand: 0, action: 'stand', cards: [], position: 4, by: 'player' }),
+    event(6, 'HoleCardRevealed', { hole_card: '10C', position: 3 }),
+    event(7, 'DealerDrew', { card: '5D', position: 4 }),
+  ];
+  const dealt = dealtCards(events, ROUND_ID);
+  assert.deepEqual(dealt.map((card) => `${card.card}@${card.position}:${card.event.type}`), [
+    '9S@0:CardDealt', '6H@1:CardDealt', '8D@2:CardDealt', '10C@3:HoleCardDealt', '5D@4:DealerDrew',
+  ]);
+  const round = { game: 'blackjack', boxes: [{ box: 1, hands: [{ cards: ['9S', '8D'] }] }], dealer: { cards: ['6H', '10C', '5D'] } };
+  const [dealer] = placeCards(round, dealt);
+  assert.deepEqual(dealer.cards.map((card) => `${card.card}:${card.mark}`), ['6H:up card', '10C:hole card', '5D:dealer draw']);
+});
+
 test("each participant's balance before and after comes from the wallet events", async () => {
   const pat = await walletId('pat', 'real');
   const dan = await walletId('dan', 'real');

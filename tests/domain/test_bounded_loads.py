@@ -29,7 +29,7 @@ def play_rounds(app: CasinoApplication, unit: Unit, table_id: str) -> None:
         assert table.round_id is not None
         round_ = load_baccarat_round(unit, table.round_id)
         steps.place_bet(unit, round_, "player", 500)
-        steps.deal(unit, app.games, round_)
+        steps.deal(unit, app.games, round_, app.clock())
 
 
 def events_read_to_load(app: CasinoApplication, aggregate_id: UUID) -> int:

@@ -31,7 +31,10 @@ SITTING = (
 
 
 @router.post(
-    "/dealers", **answers(201, P2PTable, *SITTING, e.NotEligibleToDeal, e.BalanceLimitExceeded)
+    "/dealers",
+    **answers(
+        201, P2PTable, *SITTING, e.NotEligibleToDeal, e.BalanceLimitExceeded, e.LossLimitExceeded
+    ),
 )
 async def sit_as_dealer(
     body: NewDealer, request: Request, command: Command = Depends(service_command)
@@ -77,6 +80,7 @@ async def join_as_player(
         e.TestModeDisabled,
         e.InvalidShoe,
         e.PlayerExcluded,
+        e.LossLimitExceeded,
     ),
 )
 async def confirm(

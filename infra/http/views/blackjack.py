@@ -13,6 +13,7 @@ from typing import Any
 from domain.blackjack import play as rules
 from domain.blackjack import state as play_state
 from domain.blackjack.hands import hand_value, is_blackjack, is_bust
+from domain.blackjack.hole_card import hole_card_hidden
 from domain.blackjack.round import INTERRUPTED_STATUS, SETTLED_STATUS, BlackjackRound
 from domain.money import format_cents
 from domain.rounds import secrets_revealed
@@ -112,7 +113,7 @@ def _dealer(round_: BlackjackRound) -> dict[str, Any]:
         "cards": cards,
         "total": value.total,
         "soft": value.is_soft,
-        "hole_card_hidden": len(cards) < len(round_.play["dealer_cards"]),
+        "hole_card_hidden": hole_card_hidden(round_.play),
     }
 
 

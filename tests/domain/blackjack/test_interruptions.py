@@ -3,6 +3,7 @@ without a store."""
 
 import pytest
 
+from domain.blackjack.interruptions import finish_with_house_defaults
 from domain.blackjack.round import (
     BY_PLAYER,
     BY_SYSTEM,
@@ -52,7 +53,7 @@ def test_the_house_defaults_decline_insurance_and_stand_on_every_open_hand() -> 
     round_ = given({1: ["10", "6"], 2: ["9", "9"]}, dealer=["A", "2"], then=["4"])
     round_.act(round_.decide(1, 0, "no_insurance"))  # the player answered for box 1 before going
     round_.interrupt("player alice disconnected")
-    round_.finish_with_house_defaults()
+    finish_with_house_defaults(round_)
     decisions = [e for e in events_of(round_) if type(e).__name__ == "PlayerActed"]
     assert [(e.box, e.hand, e.action, e.by) for e in decisions] == [
         (1, 0, "no_insurance", BY_PLAYER),
@@ -71,7 +72,7 @@ def test_the_house_defaults_stand_on_both_hands_of_a_split() -> None:
     round_ = given({1: ["8", "8"]}, dealer=["6", "10"], then=["3", "K", "K"])
     round_.act(round_.decide(1, 0, "split"))  # 8, 3 and 8, K
     round_.interrupt("player alice disconnected")
-    round_.finish_with_house_defaults()
+    finish_with_house_defaults(round_)
     system = [(e.hand, e.action) for e in events_of(round_) if getattr(e, "by", "") == BY_SYSTEM]
     assert system == [(0, "stand"), (1, "stand")]
     assert round_.player_net_cents == 2000  # the dealer's 16 draws a K and busts

@@ -159,9 +159,9 @@ def test_the_deal_records_each_card_in_deal_order_and_the_hole_card_apart() -> N
     assert [(e.box, e.position) for e in dealt] == [(1, 0), (3, 1), (None, 2), (1, 3), (3, 4)]
     hole = events_of(round_)[-1]
     assert type(hole).__name__ == "HoleCardDealt"
-    assert (hole.hole_card[:-1], hole.position) == ("10", 5)
+    assert (hole.hole_card, hole.position) == (None, 5)  # face down: only its place
     assert round_.status == IN_PLAY
-    assert round_.shoe()[: round_.shoe_position] == [*[e.card for e in dealt], hole.hole_card]
+    assert round_.shoe()[: round_.shoe_position - 1] == [e.card for e in dealt]
 
 
 def test_no_bet_changes_once_the_cards_are_dealt() -> None:

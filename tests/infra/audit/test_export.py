@@ -328,8 +328,10 @@ def test_an_open_rounds_secrets_stay_hidden_until_it_is_over(store: Store) -> No
     store.app.place_bet(baccarat.round_id, "banker", 1000)
     store.app.deal(baccarat.round_id)
     records = {(r["aggregate_id"], r["type"]): r for r in exported(store)}
-    hole = records[(blackjack, "HoleCardDealt")]
-    assert (hole["data"]["hole_card"], hole["redacted"]) == ("QD", [])
+    hole = records[(blackjack, "HoleCardDealt")]  # stored face down: only its place
+    assert (hole["data"], hole["redacted"]) == ({"hole_card": None, "position": 3}, [])
+    turned = records[(blackjack, "HoleCardRevealed")]  # in the save that ended the round
+    assert (turned["data"], turned["redacted"]) == ({"hole_card": "QD", "position": 3}, [])
     for round_id, seed in zip((baccarat.round_id, blackjack), seeds, strict=True):
         opened = records[(round_id, "Opened")]
         assert (opened["data"]["seed"], opened["redacted"]) == (None, [])  # stored sealed

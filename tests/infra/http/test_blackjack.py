@@ -492,7 +492,8 @@ def test_the_audit_lists_every_bet_card_decision_draw_and_payout(api: Api, alice
     events = [e for e in trail if e["aggregate_id"] == round_["round_id"]]
     assert [e["type"] for e in events] == [
         "Opened", "BetPlaced", "CardDealt", "CardDealt", "CardDealt", "HoleCardDealt",
-        "PlayerActed", "PlayerActed", "PlayerActed", "DealerDrew", "PayoutMade", "Settled",
+        "PlayerActed", "PlayerActed", "PlayerActed", "HoleCardRevealed", "DealerDrew",
+        "PayoutMade", "Settled",
     ]  # fmt: skip
     assert events[6]["data"]["added_stake_cents"] == 1000
     assert events[6]["data"]["by"] == "player"

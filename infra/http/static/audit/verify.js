@@ -161,15 +161,22 @@ export async function committedShoe(seedHex, decks, prefix = []) {
  * Every card the round's own events dealt, each with its shoe position: an event whose
  * data has a `position` and a `card`, a `hole_card` (null while face down) or a list of
  * `cards` (the first at `position`). Any game that records its cards so is covered.
+ * A blackjack hole card is stored face down and turned over by `HoleCardRevealed`,
+ * which deals no card of its own: it names the card of the hole where it lies.
  */
 export function dealtCards(events, roundId) {
   const dealt = [];
+  const turned = new Map();
+  for (const event of events) {
+    if (event.aggregate_id === roundId && event.type === 'HoleCardRevealed') turned.set(event.data.position, event.data.hole_card);
+  }
   for (const event of events) {
     const data = event.data || {};
     if (event.aggregate_id !== roundId || !Number.isInteger(data.position)) continue;
+    if (event.type === 'HoleCardRevealed') continue;
     let cards = null;
     if ('card' in data) cards = [data.card];
-    else if ('hole_card' in data) cards = [data.hole_card];
+    else if ('hole_card' in data) cards = [data.hole_card ?? turned.get(data.position) ?? null];
     else if (Array.isArray(data.cards)) cards = data.cards;
     if (cards === null) continue;
     cards.forEach((card, offset) => {
