@@ -103,8 +103,7 @@ class ChainCheck:
         previous = self.last.link if self.last is not None else event_chain.GENESIS
         mine = None
         if notification is not None:
-            # The id as text once: str(UUID) was a measurable share of the pass.
-            aggregate = str(notification.originator_id)
+            aggregate = notification.aggregate  # the id as text, made once (pages.py)
             fields = (
                 aggregate,
                 int(notification.originator_version),

@@ -55,7 +55,8 @@ from domain.tables.audit import verify_coup
 from infra.audit.aside_process import PROCESS_EVENTS_MIN, AsideProcess, RebuildFailed, cores
 from infra.audit.bank_check import BankCheck
 from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
-from infra.audit.pages import events_of, log_pages
+from infra.audit.decoding import EventDecoder
+from infra.audit.pages import LogEvent, events_of, log_pages
 from infra.audit.rebuild import Aside, fewer_collections
 from infra.audit.receipt_check import Retention, check_receipts
 from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
@@ -141,6 +142,7 @@ def _verify(
     rounds = _Rounds(round_id, versions, books)
     banks = BankCheck()
     unreadable = Problems("unreadable events")
+    decode = EventDecoder(store.app.mapper).decode
     # The read models' rebuild aside is fed from this same pass: the log is read once.
     with _aside(store, progress, round_id, up_to, processes) as rebuilt:
         pages = log_pages(store, up_to)
@@ -160,7 +162,7 @@ def _verify(
             report.events += 1
             versions.check(position, notification)
             try:
-                event = store.app.mapper.to_domain_event(notification)
+                event = decode(position, *notification[1:5])
             except Exception as error:
                 unreadable.add(
                     f"event at position {position} ({name_of(notification)}) cannot be read: "
@@ -175,7 +177,7 @@ def _verify(
             banks.add(event)
             rounds.add(position, event)
             if notification.topic in ONE_EVENT_AGGREGATES:
-                versions.forget(event.originator_id)
+                versions.forget(notification.aggregate)
                 report.receipts += 1
         rounds.finish()
         report.rounds = rounds.checked
@@ -298,11 +300,12 @@ class _Versions:
 
     def __init__(self) -> None:
         self.problems = Problems("aggregate versions")
-        self.due: dict[Any, int] = {}
-        self.broken: set[Any] = set()
+        # By the id as text (infra/audit/pages.py): a string's hash is kept, a UUID's is not.
+        self.due: dict[str, int] = {}
+        self.broken: set[str] = set()
 
-    def check(self, position: int, notification: Any) -> None:
-        aggregate, version = notification.originator_id, notification.originator_version
+    def check(self, position: int, notification: LogEvent) -> None:
+        aggregate, version = notification.aggregate, notification.originator_version
         due = self.due.get(aggregate, 1)
         if version != due and aggregate not in self.broken:
             self.broken.add(aggregate)
@@ -313,7 +316,7 @@ class _Versions:
             )
         self.due[aggregate] = version + 1
 
-    def forget(self, aggregate: Any) -> None:
+    def forget(self, aggregate: str) -> None:
         self.due.pop(aggregate, None)
 
 
@@ -393,8 +396,8 @@ class _Rounds:
         events = self.events.pop(aggregate, None)
         if events is None:
             return  # Ended twice (a tampered log): checked already.
-        self.versions.forget(aggregate)
         round_id = str(aggregate)
+        self.versions.forget(round_id)
         entries = self.entries.pop(round_id, [])
         if self.only not in (None, round_id):
             return
