@@ -6,7 +6,7 @@ compare), the other half to every other check; one Python process runs one core 
 a time. On a store large enough to be worth a process (`PROCESS_EVENTS_MIN`),
 verify hands each page of the log it read - the very bytes its chain and seal
 checks see, not a read of its own - to a second process, which decodes them with
-the same mapper, feeds its `Aside` and compares, exactly as the `Aside` of one
+the same decoder (infra/audit/decoding.py), feeds its `Aside` and compares, exactly as the `Aside` of one
 process does; meanwhile verify's own process checks the same pages.
 
 The pages go as plain tuples (position, aggregate id as text, version, topic, stored
