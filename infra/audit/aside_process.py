@@ -5,9 +5,10 @@ with (decoding, the read models' views, their writes into the scratch copy, the
 compare), the other half to every other check; one Python process runs one core at
 a time. On a store large enough to be worth a process (`PROCESS_EVENTS_MIN`),
 verify hands each page of the log it read - the very bytes its chain and seal
-checks see, not a read of its own - to a second process, which decodes them with
-the same decoder (infra/audit/decoding.py), feeds its `Aside` and compares, exactly as the `Aside` of one
-process does; meanwhile verify's own process checks the same pages.
+checks see, not a read of its own - to a second process, which decodes them as
+verify does (infra/audit/decoding.py), feeds its `Aside` and compares, exactly as
+the `Aside` of one process does; meanwhile verify's own process checks the same
+pages.
 
 The pages go as plain tuples (position, aggregate id as text, version, topic, stored
 bytes), pickled cheaply, at most `PAGES_IN_FLIGHT` of them at a time, so
