@@ -44,6 +44,7 @@ def _canonical_cards() -> dict[object, str]:
 # One dict lookup parses a card: bulk rule checks parse millions of them.
 _CANONICAL = _canonical_cards()
 _RANK_OF = {card: card[:-1] if card[-1] in SUITS else card for card in _CANONICAL.values()}
+_DECK = tuple(rank + suit for suit in SUITS for rank in RANKS)
 
 
 def parse_card(text: object) -> str:
@@ -78,7 +79,7 @@ def rank_of(card: str) -> str:
 
 def standard_deck() -> list[str]:
     """The 52 cards in the fixed order of this module's docstring."""
-    return [rank + suit for suit in SUITS for rank in RANKS]
+    return list(_DECK)  # (made once: every audited round builds its shoe again)
 
 
 def build_shoe_cards(decks: int) -> list[str]:

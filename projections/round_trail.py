@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from domain import wallet
 from domain.baccarat import round as baccarat_round
 from domain.blackjack import round as blackjack_round
@@ -47,11 +49,44 @@ ENDED = (
 # What json.dumps(value, default=str, separators=(",", ":")) writes, with one encoder
 # made once: json.dumps makes a new one per call when given any option.
 _ENCODER = json.JSONEncoder(default=str, separators=(",", ":"))
+PLAIN = frozenset((str, int, bool, type(None)))
 
 
 def event_data(event: Any) -> dict[str, Any]:
     """An event's own fields, without the envelope every event has."""
-    return {k: v for k, v in vars(event).items() if k not in ENVELOPE}
+    data: dict[str, Any] = vars(event).copy()  # (half the cost of a comprehension)
+    for key in ENVELOPE:
+        data.pop(key, None)
+    return data
+
+
+def json_text(data: dict[str, Any]) -> str:
+    """Exactly what `_ENCODER` writes, three times faster: orjson writes the same bytes
+    for strings, ints, booleans, None, lists and objects of them, once they are ASCII
+    without DEL (which the standard library escapes); anything else (a float, a date,
+    a big integer) is written by the standard library (callgrind: 21,000 instructions
+    a round's event, 7,000 this way)."""
+    if _plain(data.values()):
+        try:
+            text = orjson.dumps(data)
+        except TypeError:  # an integer past 64 bits, a key that is no string
+            return _ENCODER.encode(data)
+        if text.isascii() and b"\x7f" not in text:
+            return text.decode()
+    return _ENCODER.encode(data)
+
+
+def _plain(values: Any) -> bool:
+    for value in values:
+        kind = type(value)
+        if kind in PLAIN:
+            continue
+        if kind is list:
+            if not _plain(value):
+                return False
+        elif kind is not dict or not _plain(value.values()):
+            return False
+    return True
 
 
 class RoundTrail:
@@ -66,7 +101,7 @@ class RoundTrail:
             round_id, aggregate_id = event.round_id, str(event.originator_id)
         else:
             return
-        data = _ENCODER.encode(event_data(event))
+        data = json_text(event_data(event))
         self.events.append(
             (round_id, position, aggregate_id, event.originator_version,
              event.timestamp.isoformat(), topic, data)

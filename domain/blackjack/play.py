@@ -12,7 +12,6 @@ cards each step needs are passed in: the aggregate takes them from its committed
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 
 from domain.blackjack.hands import (
@@ -43,6 +42,7 @@ from domain.blackjack.state import (
     PlayState,
     Turn,
 )
+from domain.copying import copied
 from domain.errors import IllegalAction
 
 HIT = "hit"
@@ -136,7 +136,7 @@ def turn_hole_card(state: PlayState, card: str) -> PlayState:
     when it makes a blackjack under a ten-valued up card, which ends the round."""
     if not awaits_hole_card(state):
         raise ValueError("the hole card is already face up")
-    after = copy.deepcopy(state)
+    after: PlayState = copied(state, {})
     after["dealer_cards"].append(card)
     if after["phase"] == PHASE_DEALER:
         return _advance(after)
@@ -312,7 +312,7 @@ def apply_action(
     """The state after a decided action (see `check_action`); cards come from the shoe."""
     if len(cards) != cards_needed(action):
         raise ValueError(f"{action} takes {cards_needed(action)} cards, not {len(cards)}")
-    after = copy.deepcopy(state)
+    after: PlayState = copied(state, {})  # copy.deepcopy's result, faster (domain/copying.py)
     box = _box(after, box_number)
     _STEPS[action](box, hand_index, list(cards))
     return _advance(after)
@@ -381,7 +381,7 @@ def deal_dealer_card(state: PlayState, card: str) -> PlayState:
         raise ValueError(f"the dealer draws only in the dealer phase, not {state['phase']!r}")
     if awaits_hole_card(state):
         raise ValueError("the dealer turns the hole card over before drawing")
-    after = copy.deepcopy(state)
+    after: PlayState = copied(state, {})
     after["dealer_cards"].append(card)
     assert len(after["dealer_cards"]) <= DEALER_CARDS_MAX
     return _advance(after)

@@ -5,12 +5,13 @@ with (decoding, the read models' views, their writes into the scratch copy, the
 compare), the other half to every other check; one Python process runs one core at
 a time. On a store large enough to be worth a process (`PROCESS_EVENTS_MIN`),
 verify hands each page of the log it read - the very bytes its chain and seal
-checks see, not a read of its own - to a second process, which decodes them with
-the same mapper, feeds its `Aside` and compares, exactly as the `Aside` of one
-process does; meanwhile verify's own process checks the same pages.
+checks see, not a read of its own - to a second process, which decodes them as
+verify does (infra/audit/decoding.py), feeds its `Aside` and compares, exactly as
+the `Aside` of one process does; meanwhile verify's own process checks the same
+pages.
 
-The pages go as plain tuples (position, aggregate id as an integer, version, topic,
-stored bytes), pickled cheaply, at most `PAGES_IN_FLIGHT` of them at a time, so
+The pages go as plain tuples (position, aggregate id as text, version, topic, stored
+bytes), pickled cheaply, at most `PAGES_IN_FLIGHT` of them at a time, so
 memory stays bounded whatever the log's length. At an event it cannot decode the
 process stops feeding, as `Aside` does, and its compare reads on from the log and
 fails the same way. What it finds comes back as the comparison, or the repr of the
@@ -24,13 +25,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
 from typing import Any
-from uuid import UUID
 
-from eventsourcing.persistence import Notification
-
+from infra.audit.decoding import EventDecoder
+from infra.audit.pages import AggregateIds, LogEvent
 from infra.audit.rebuild import Aside, Comparison, fewer_collections
 from infra.store.store import Store, open_store
 
@@ -42,8 +42,7 @@ PAGES_IN_FLIGHT = 8
 # How often a blocked send looks whether the process still runs.
 SEND_WAIT_SECONDS = 1.0
 SCRATCH_POOL_SIZE = 2
-IDS_KEPT_MAX = 100_000  # aggregate ids made once each, up to a bound (as the store's reader)
-Row = tuple[int, Any, int, str, bytes]
+Row = tuple[int, str, int, str, bytes]  # a LogEvent but its UUID: a plain tuple pickles fast
 
 
 def cores() -> int:
@@ -81,10 +80,10 @@ class AsideProcess:
             self.failure = f"the rebuild's process could not start: {error!r}"
         answering.close()  # the child's end: its closing is how a dead child shows
 
-    def sending(self, pages: Iterator[Sequence[Any]]) -> Iterator[Sequence[Any]]:
+    def sending(self, pages: Iterator[list[LogEvent]]) -> Iterator[list[LogEvent]]:
         """The same pages, each handed to the process first."""
         for page in pages:
-            self._send([_row(n) for n in page])
+            self._send([(e.id, e.aggregate, e.originator_version, e.topic, e.state) for e in page])
             yield page
 
     def _send(self, rows: list[Row] | None) -> None:
@@ -125,17 +124,6 @@ class AsideProcess:
         self.answers.close()
 
 
-def _row(notification: Any) -> Row:
-    aggregate = notification.originator_id
-    return (
-        notification.id,
-        aggregate.int if type(aggregate) is UUID else aggregate,
-        notification.originator_version,
-        notification.topic,
-        notification.state,
-    )
-
-
 def _ended(process: Any) -> str:
     return f"the rebuild's process ended (exit code {process.exitcode}) without an answer"
 
@@ -165,28 +153,12 @@ def _rebuild_aside(url: str, schema: str, pages: Any, answers: Connection) -> No
 def _feed(store: Store, aside: Aside, pages: Any) -> None:
     """Every page until the end (None); past an event it cannot decode, no more is fed
     and the pages are only taken (`compare` reads on from the log, and fails there)."""
-    ids: dict[int, UUID] = {}
+    ids, decode = AggregateIds(), EventDecoder(store.app.mapper).decode
     while (rows := pages.get()) is not None:
         for position, aggregate, version, topic, state in rows if aside.feeding else ():
-            if type(aggregate) is int:
-                aggregate = ids.get(aggregate) or _kept(ids, aggregate)
-            notification = Notification(
-                id=position,
-                originator_id=aggregate,
-                originator_version=version,
-                topic=topic,
-                state=state,
-            )
             try:
-                event = store.projector.to_event(notification)
+                event = decode(position, ids.of(aggregate)[0], version, topic, state)
             except Exception:
                 aside.stop()
                 break
             aside.add(position, event)
-
-
-def _kept(ids: dict[int, UUID], number: int) -> UUID:
-    if len(ids) >= IDS_KEPT_MAX:
-        ids.clear()
-    made = ids[number] = UUID(int=number)
-    return made

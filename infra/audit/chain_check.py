@@ -103,8 +103,7 @@ class ChainCheck:
         previous = self.last.link if self.last is not None else event_chain.GENESIS
         mine = None
         if notification is not None:
-            # The id as text once: str(UUID) was a measurable share of the pass.
-            aggregate = str(notification.originator_id)
+            aggregate = notification.aggregate  # the id as text, made once (pages.py)
             fields = (
                 aggregate,
                 int(notification.originator_version),
@@ -170,3 +169,29 @@ class ChainCheck:
         for position in sorted(self.anchors):
             self.problems.add(f"no event at position {position}, where a link was noted")
         return self.problems.all()
+
+
+class VersionCheck:
+    """Every aggregate's versions run 1, 2, 3, ... in log order (the first break in
+    each aggregate is named; what follows from it is not repeated)."""
+
+    def __init__(self) -> None:
+        self.problems = Problems("aggregate versions")
+        # By the id as text (infra/audit/pages.py): a string's hash is kept, a UUID's is not.
+        self.due: dict[str, int] = {}
+        self.broken: set[str] = set()
+
+    def check(self, position: int, notification: Any) -> None:
+        aggregate, version = notification.aggregate, notification.originator_version
+        due = self.due.get(aggregate, 1)
+        if version != due and aggregate not in self.broken:
+            self.broken.add(aggregate)
+            after = "is the first of its aggregate" if due == 1 else f"follows version {due - 1}"
+            self.problems.add(
+                f"event at position {position} ({name_of(notification)}) {after}: "
+                "an event is missing, out of order, or was added after its aggregate ended"
+            )
+        self.due[aggregate] = version + 1
+
+    def forget(self, aggregate: str) -> None:
+        self.due.pop(aggregate, None)

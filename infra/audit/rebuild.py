@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.audit.pages import log_pages, prefetched
+from infra.audit.decoding import EventDecoder
+from infra.audit.pages import AggregateIds, log_pages, prefetched, read_log
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.store import Store
 from projections.base import Cursor, Database, insert_rows
@@ -61,12 +62,13 @@ def rebuild(store: Store, progress: Callable[[int], None], *, replace: bool) -> 
 def _feed_from_the_log(store: Store, aside: Aside, progress: Callable[[int], None]) -> None:
     """The log up to the live read models, each page read while the one before is
     decoded and applied (infra/audit/pages.py)."""
+    decode = EventDecoder(store.app.mapper).decode
     for page in prefetched(log_pages(store, aside.up_to)):
         if not aside.feeding:
             return  # An event could not be applied: `compare` reads on from before it.
         for notification in page:
             try:
-                event = store.projector.to_event(notification)
+                event = decode(*notification[:5])
             except Exception:  # Read again from the log in `compare`, which raises it.
                 aside.stop()
                 return
@@ -183,21 +185,20 @@ def _scratch_projector(store: Store, database: Database) -> Projector:
     return Projector(
         database,
         store.app.recorder,
-        store.app.mapper.to_domain_event,
+        EventDecoder(store.app.mapper).of,
         SCRATCH_BATCH_SIZE,
         _reader_of(store),
     )
 
 
-def _reader_of(store: Store) -> NotificationReader | None:
-    """The log as the store's own projector reads it, in a transaction of the store's
-    (the scratch copy's cursor is another database's)."""
-    if not isinstance(store.database, SQLiteDatabase):
-        return None  # The projector's default: the recorder, on a connection of its own.
+def _reader_of(store: Store) -> NotificationReader:
+    """The log as the audit tools read it (infra/audit/pages.py), in a transaction of
+    the store's (the scratch copy's cursor is another database's)."""
+    ids = AggregateIds()
 
     def read(_: Cursor, start: int, limit: int, stop: int | None) -> Sequence[Any]:
         with store.database.read() as cursor:
-            return store.projector.read_notifications(cursor, start, limit, stop)
+            return read_log(store, cursor, start, limit, stop, ids)
 
     return read
 

@@ -15,12 +15,16 @@ and checks as it goes:
 - the chain (infra/event_chain.py): every position holds the event the chain
   recorded there, each event still matches its link, no event lacks a link, no
   link lacks its event; the head (and any link noted earlier) is recomputed;
-- every aggregate's versions run 1, 2, 3, ... in log order;
-- the books: each mode's postings total zero and the trial-balance read model
-  agrees with them;
-- every round, once it is over and its wallets' entries are in (they are saved
-  with its last event, or before): cards, outcome, payouts, commission, what each
-  wallet posted, dealer points.
+- every aggregate's versions run 1, 2, 3, ... in log order (chain_check.py:
+  VersionCheck);
+- the books (infra/audit/book_check.py): each mode's postings total zero and the
+  trial-balance read model agrees with them; every wallet replays to its read models;
+- every round (infra/audit/round_check.py), once it is over and its wallets' entries
+  are in (they are saved with its last event, or before): cards, outcome, payouts,
+  commission, what each wallet posted, dealer points.
+
+Each event is read once (infra/audit/pages.py) and decoded once
+(infra/audit/decoding.py); every check takes it from that pass.
 
 On a long log the rebuild aside runs in a process of its own, fed the pages this
 pass reads (infra/audit/aside_process.py): the two halves of the work on two cores.
@@ -33,7 +37,6 @@ start at version 1.
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -43,42 +46,32 @@ from uuid import UUID
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from domain import wallet as wallet_topics
-from domain.baccarat import round as baccarat_topics
-from domain.baccarat.audit import verify_baccarat_round
-from domain.blackjack import round as blackjack_topics
-from domain.blackjack.audit import verify_blackjack_round
 from domain.receipt import CommandReceipt
-from domain.rounds import WalletEntry
-from domain.tables import coup as coup_topics
-from domain.tables.audit import verify_coup
 from infra.audit.aside_process import PROCESS_EVENTS_MIN, AsideProcess, RebuildFailed, cores
 from infra.audit.bank_check import BankCheck
-from infra.audit.chain_check import ChainCheck, Problems, chain_rows, name_of, side_by_side
+from infra.audit.book_check import BookCheck
+from infra.audit.chain_check import (
+    ChainCheck,
+    Problems,
+    VersionCheck,
+    chain_rows,
+    name_of,
+    side_by_side,
+)
+from infra.audit.decoding import EventDecoder
 from infra.audit.pages import events_of, log_pages
 from infra.audit.rebuild import Aside, fewer_collections
 from infra.audit.receipt_check import Retention, check_receipts
+from infra.audit.round_check import RoundCheck
 from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
-from infra.audit.snapshot_check import snapshot_problems, wallet_problems
+from infra.audit.snapshot_check import snapshot_problems
 from infra.store import chain as event_chain
 from infra.store.database import PostgresDatabase
 from infra.store.schema import POSTGRES_EVENTS_TABLE, SQLITE_EVENTS_TABLE
 from infra.store.store import Store
-from projections import balances
-from projections.round_trail import ENDED
-from projections.runner import position_in
 
 OUTSIDE_LISTED_MAX = 100
-VERIFIERS = {
-    baccarat_topics.ROUND: verify_baccarat_round,
-    blackjack_topics.ROUND: verify_blackjack_round,
-    coup_topics.ROUND: verify_coup,
-}
 ONE_EVENT_AGGREGATES = frozenset((CommandReceipt.Created.TOPIC,))
-# A round's wallet entries are saved in the save that ends it, or before. No save
-# holds this many events, so once the log is this far past a round's last event the
-# round has every entry it will get, and is checked and forgotten.
-SAVE_EVENTS_MAX = 10_000
 
 
 @dataclass
@@ -136,11 +129,12 @@ def _verify(
     up_to = max(chain_head, store.projector.head(), seal_head(store))
     sealing = SealCheck(stored_seals(store), public_key)
     chain = ChainCheck(anchors, hidden_from)
-    versions = _Versions()
-    books = _Books()
-    rounds = _Rounds(round_id, versions, books)
+    versions = VersionCheck()
+    books = BookCheck()
+    rounds = RoundCheck(round_id, versions, books)
     banks = BankCheck()
     unreadable = Problems("unreadable events")
+    decode = EventDecoder(store.app.mapper).decode
     # The read models' rebuild aside is fed from this same pass: the log is read once.
     with _aside(store, progress, round_id, up_to, processes) as rebuilt:
         pages = log_pages(store, up_to)
@@ -160,7 +154,7 @@ def _verify(
             report.events += 1
             versions.check(position, notification)
             try:
-                event = store.app.mapper.to_domain_event(notification)
+                event = decode(position, *notification[1:5])
             except Exception as error:
                 unreadable.add(
                     f"event at position {position} ({name_of(notification)}) cannot be read: "
@@ -175,7 +169,7 @@ def _verify(
             banks.add(event)
             rounds.add(position, event)
             if notification.topic in ONE_EVENT_AGGREGATES:
-                versions.forget(event.originator_id)
+                versions.forget(notification.aggregate)
                 report.receipts += 1
         rounds.finish()
         report.rounds = rounds.checked
@@ -196,7 +190,7 @@ def _verify(
             # These first: meanwhile a rebuild in another process compares (its answer
             # is listed first all the same).
             outside = _outside_problems(store, report, public_key, witness)
-            wallets = _wallet_problems(store, books, up_to)
+            wallets = books.wallet_problems(store, up_to)
             receipts = check_receipts(store.database, up_to, _retention(store))
             report.problems += _read_model_problems(rebuilt) + outside + wallets
             report.receipts += receipts.receipts
@@ -256,13 +250,6 @@ def _retention(store: Store) -> Retention:
     return Retention(store.app.receipt_retention_days, now_ms)
 
 
-def _wallet_problems(store: Store, books: _Books, up_to: int) -> list[str]:
-    with store.database.read() as cursor:
-        if position_in(cursor) != up_to:
-            return []  # Another moment: the rebuild compare covers it.
-    return wallet_problems(store, books.wallets)
-
-
 def _aside(
     store: Store,
     progress: Callable[[int], None],
@@ -290,135 +277,3 @@ def _read_model_problems(aside: Aside | AsideProcess | None) -> list[str]:
     except Exception as error:  # Events it cannot read are named above already.
         return [f"the read models could not be rebuilt to compare: {error!r}"]
     return [f"the read model {difference} (live against a rebuild)" for difference in found]
-
-
-class _Versions:
-    """Every aggregate's versions run 1, 2, 3, ... in log order (the first break in
-    each aggregate is named; what follows from it is not repeated)."""
-
-    def __init__(self) -> None:
-        self.problems = Problems("aggregate versions")
-        self.due: dict[Any, int] = {}
-        self.broken: set[Any] = set()
-
-    def check(self, position: int, notification: Any) -> None:
-        aggregate, version = notification.originator_id, notification.originator_version
-        due = self.due.get(aggregate, 1)
-        if version != due and aggregate not in self.broken:
-            self.broken.add(aggregate)
-            after = "is the first of its aggregate" if due == 1 else f"follows version {due - 1}"
-            self.problems.add(
-                f"event at position {position} ({name_of(notification)}) {after}: "
-                "an event is missing, out of order, or was added after its aggregate ended"
-            )
-        self.due[aggregate] = version + 1
-
-    def forget(self, aggregate: Any) -> None:
-        self.due.pop(aggregate, None)
-
-
-class _Books:
-    """Each mode's postings, summed from the wallets' events."""
-
-    def __init__(self) -> None:
-        self.problems = Problems("the books")
-        self.wallets: dict[Any, tuple[str, str]] = {}  # wallet id -> (player id, mode)
-        self.books: dict[str, dict[str, int]] = {}
-
-    def add(self, position: int, event: Any) -> None:
-        if wallet_topics.topic_of(event) == wallet_topics.OPENED:
-            self.wallets[event.originator_id] = (event.player_id, event.mode)
-        postings = getattr(event, "postings", None)
-        if not postings:
-            return
-        owner = self.wallets.get(event.originator_id)
-        if owner is None:
-            self.problems.add(
-                f"event at position {position} ({name_of(event)}) carries postings, but its "
-                "aggregate is no wallet opened in the store"
-            )
-            return
-        accounts = self.books.setdefault(owner[1], {})
-        for account, cents in postings:
-            accounts[account] = accounts.get(account, 0) + cents
-
-    def finish(self, store: Store, up_to: int) -> list[str]:
-        for mode, accounts in self.books.items():
-            if sum(accounts.values()) != 0:
-                self.problems.add(
-                    f"the {mode} trial balance totals {sum(accounts.values())} cents, not 0"
-                )
-        with store.database.read() as cursor:
-            if position_in(cursor) != up_to:
-                return self.problems.all()  # Another moment: the rebuild compare covers it.
-            for mode, accounts in self.books.items():
-                projected = dict(balances.trial_balance(cursor, mode))
-                if projected != {a: c for a, c in accounts.items() if c or a in projected}:
-                    self.problems.add(
-                        f"the {mode} trial-balance read model disagrees with the events"
-                    )
-        return self.problems.all()
-
-
-class _Rounds:
-    """Each round's events and its wallets' entries, until it is over and checked."""
-
-    def __init__(self, only: str | None, versions: _Versions, books: _Books) -> None:
-        self.only = only
-        self.versions = versions
-        self.wallets = books.wallets
-        self.problems = Problems("rounds")
-        self.checked = 0
-        self.events: dict[Any, list[Any]] = {}  # by aggregate id
-        self.entries: dict[str, list[WalletEntry]] = defaultdict(list)
-        self.ended: deque[tuple[int, Any]] = deque()
-
-    def add(self, position: int, event: Any) -> None:
-        while self.ended and self.ended[0][0] < position - SAVE_EVENTS_MAX:
-            self._check(self.ended.popleft()[1])
-        aggregate = event.originator_id
-        owner = self.wallets.get(aggregate)
-        round_id = getattr(event, "round_id", None)
-        if owner is not None and round_id is not None and self.only in (None, round_id):
-            topic = wallet_topics.topic_of(event)
-            self.entries[round_id].append(WalletEntry(owner[0], topic, event))
-        elif getattr(event, "originator_topic", None) in VERIFIERS:
-            self.events[aggregate] = [event]  # Opened: a new round.
-        elif aggregate in self.events:
-            self.events[aggregate].append(event)
-            if wallet_topics.topic_of(event) in ENDED:
-                self.ended.append((position, aggregate))
-
-    def _check(self, aggregate: Any, over: bool = True) -> None:
-        events = self.events.pop(aggregate, None)
-        if events is None:
-            return  # Ended twice (a tampered log): checked already.
-        self.versions.forget(aggregate)
-        round_id = str(aggregate)
-        entries = self.entries.pop(round_id, [])
-        if self.only not in (None, round_id):
-            return
-        self.checked += 1
-        try:
-            problems = VERIFIERS[events[0].originator_topic](events, entries)
-        except Exception as error:  # A tampered round may not even replay.
-            problems = [f"round {round_id}: its events do not replay: {error!r}"]
-        if problems and not over:  # The details could show cards still face down.
-            problems = [
-                f"round {round_id} (not over yet): {len(problems)} discrepancies in its cards "
-                "or money; the details are withheld until it is over"
-            ]
-        for problem in problems:
-            self.problems.add(problem)
-
-    def finish(self) -> None:
-        ended = {aggregate for _, aggregate in self.ended}
-        for aggregate in list(self.events):
-            self._check(aggregate, over=aggregate in ended)
-        for round_id, entries in self.entries.items():
-            for entry in entries:
-                self.problems.add(
-                    f"{entry.player_id}'s wallet posted {entry.topic.rsplit('.', 1)[-1]} "
-                    f"(version {entry.event.originator_version}) for round {round_id}, which "
-                    "is not in the store, or was over long before"
-                )

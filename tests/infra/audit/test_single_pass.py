@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from domain.wallet import DEPOSITED
+from infra.audit import pages, rebuild
 from infra.audit.rebuild import Aside
 from infra.audit.verify import verify
 from infra.store.store import Store
@@ -18,9 +19,19 @@ from tests.infra.audit.test_verify import Attacker, named, play_some_rounds, pro
 
 
 def _count_reads(store: Store, monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
-    """How often each position is read from the log: on SQLite through the projector's
-    reader, on PostgreSQL through the recorder (which the projector's reader calls)."""
+    """How often each position is read from the log: through the audit tools' reader
+    (infra/audit/pages.py), and on SQLite through the projector's reader, on PostgreSQL
+    through the recorder (which the projector's reader calls)."""
     read: Counter[int] = Counter()
+    read_log = pages.read_log
+
+    def counted_here(*args: Any) -> list[Any]:
+        batch = read_log(*args)
+        read.update(event.id for event in batch)
+        return batch
+
+    monkeypatch.setattr(pages, "read_log", counted_here)
+    monkeypatch.setattr(rebuild, "read_log", counted_here)
     if store.database.dialect == "sqlite":
         reader = store.projector.read_notifications
 
