@@ -43,6 +43,10 @@ PROCESS_SECRET_KEY = os.urandom(KEY_BYTES)
 DEFAULT_GROUP_COMMIT = GroupCommitSettings()
 # The library retries a lost connection up to ten times; keep each try short.
 POSTGRES_TIMEOUT_SECONDS = 5
+# A store waits this long at start for its pools' first connections, so a database slow
+# to let a new process in delays the start-up, not the first command (which, waiting for
+# a connection the pool is still opening, would fail after POSTGRES_TIMEOUT_SECONDS).
+POSTGRES_OPEN_SECONDS = 30
 
 
 @dataclass
@@ -100,6 +104,8 @@ def open_store(
         AGGREGATE_CACHE_FASTFORWARD="false",
     )
     app = CasinoApplication(env=env, games=games, box=box or AesGcmBox(PROCESS_SECRET_KEY))
+    if isinstance(database, PostgresDatabase):
+        app.recorder.datastore.pool.open(wait=True, timeout=POSTGRES_OPEN_SECONDS)  # type: ignore[attr-defined]
     _seal(app, seal_key, database)
     # Commands stepped on the event loop must not wait on the store (infra/http/driver.py).
     no_wait.guard(app.recorder.datastore)  # type: ignore[attr-defined]
