@@ -31,18 +31,12 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from domain.errors import DomainError
 from infra.http.answers import Problem
 from infra.http.auth import Allow
-from infra.http.idempotency import (
-    KEY_LENGTH_MAX,
-    POSITION_HEADER,
-    operator_command,
-    service_command,
-)
+from infra.http.idempotency import KEY_LENGTH_MAX, POSITION_HEADER, CommandOf
 from infra.http.middleware import REQUEST_ID_LENGTH_MAX
 from infra.http.problems import FIELD_CODES, TITLES, status_of
 from infra.http.reading import min_position
 
 REFUSALS = "x-casino-refusals"
-COMMANDS = (service_command, operator_command)
 ROLES = {
     "service": "an upstream service: commands, and reads of players, wallets, rounds, tables",
     "operator": "everything a service can, plus reports and point adjustments",
@@ -141,8 +135,8 @@ def traits_of(route: Any, method: str) -> Traits:
         call = dependant.call
         if isinstance(call, Allow):
             traits.roles = call.roles
-        elif call in COMMANDS:
-            traits.command = True
+        elif isinstance(call, CommandOf):
+            traits.roles, traits.command = call.roles, True
         elif call is min_position:
             traits.reads_projections = True
     refusals = traits.refusals
