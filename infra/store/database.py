@@ -14,6 +14,7 @@ from projections.base import Cursor
 
 SQLITE_BUSY_TIMEOUT_SECONDS = 10.0
 POSTGRES_CONNECT_TIMEOUT_SECONDS = 5
+POSTGRES_OPEN_SECONDS = 30  # what a new pool may take to open its first connections
 # One advisory lock serialises the projector's writers, whichever process they run in.
 PROJECTION_LOCK_KEY = 72_010_001
 
@@ -145,8 +146,15 @@ class PostgresDatabase:
                 "connect_timeout": POSTGRES_CONNECT_TIMEOUT_SECONDS,
             },
             timeout=POSTGRES_CONNECT_TIMEOUT_SECONDS,
-            open=True,
+            open=False,
         )
+        # Its first connection awaited here, as the event store's is (infra/store/factory.py):
+        # a database slow to let a new process in delays the opening, not a statement.
+        try:
+            self.pool.open(wait=True, timeout=POSTGRES_OPEN_SECONDS)
+        except Exception:
+            self.pool.close()  # its workers would go on trying to connect
+            raise
 
     @contextmanager
     def _transaction(self, lock: bool, repeatable: bool = False) -> Iterator[Cursor]:

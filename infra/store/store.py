@@ -43,10 +43,6 @@ PROCESS_SECRET_KEY = os.urandom(KEY_BYTES)
 DEFAULT_GROUP_COMMIT = GroupCommitSettings()
 # The library retries a lost connection up to ten times; keep each try short.
 POSTGRES_TIMEOUT_SECONDS = 5
-# A store waits this long at start for its pools' first connections, so a database slow
-# to let a new process in delays the start-up, not the first command (which, waiting for
-# a connection the pool is still opening, would fail after POSTGRES_TIMEOUT_SECONDS).
-POSTGRES_OPEN_SECONDS = 30
 
 
 @dataclass
@@ -104,8 +100,6 @@ def open_store(
         AGGREGATE_CACHE_FASTFORWARD="false",
     )
     app = CasinoApplication(env=env, games=games, box=box or AesGcmBox(PROCESS_SECRET_KEY))
-    if isinstance(database, PostgresDatabase):
-        app.recorder.datastore.pool.open(wait=True, timeout=POSTGRES_OPEN_SECONDS)  # type: ignore[attr-defined]
     _seal(app, seal_key, database)
     # Commands stepped on the event loop must not wait on the store (infra/http/driver.py).
     no_wait.guard(app.recorder.datastore)  # type: ignore[attr-defined]
@@ -167,7 +161,8 @@ def _postgres(
     elif make:
         create_postgres_schema(database)
     env = {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        # The library's, its pool waited for at start (infra/store/factory.py).
+        "PERSISTENCE_MODULE": "infra.store.factory:SlowStartPostgresFactory",
         "APPLICATION_RECORDER_TOPIC": "infra.store.recorders:SingleTripRecorder",
         "POSTGRES_DBNAME": unquote(parts.path.lstrip("/")) or "postgres",
         "POSTGRES_HOST": parts.hostname or "127.0.0.1",

@@ -1,0 +1,30 @@
+"""The library's PostgreSQL factory, with a pool waited for before its first use.
+
+The library opens its pool in the background and gives the first statement (its own,
+while the application is built) only the connect timeout to get a connection. A
+database slow to let a new process in (CI once took more than 5 s) then failed the
+start: here the factory waits up to POSTGRES_OPEN_SECONDS for the pool's first
+connections, before anything uses it, and every later wait keeps the short timeout
+(tests/infra/store/test_slow_start.py).
+"""
+
+from __future__ import annotations
+
+from eventsourcing.postgres import PostgresFactory
+from eventsourcing.utils import Environment, EnvType
+
+from infra.store.database import POSTGRES_OPEN_SECONDS
+
+
+class SlowStartPostgresFactory(PostgresFactory):
+    def __init__(self, env: Environment | EnvType | None) -> None:
+        super().__init__(env)
+        # Opened once, here. Not through the library's `pool_open_timeout`: with it the
+        # library calls `open(wait=True)` on every connection it takes, which waits
+        # until every connection is back in the pool, and asserts if two threads wait.
+        pool = self.datastore.pool
+        try:
+            pool.open(wait=True, timeout=POSTGRES_OPEN_SECONDS)
+        except Exception:
+            pool.close()  # its workers would go on trying to connect
+            raise
