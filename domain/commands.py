@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from domain.outcome import Outcome, Receipt
-from domain.seam import CommandSeam, Steps
+from domain.seam import CommandSeam
+from domain.seam_steps import Steps
 from domain.unit import Unit
 
 T = TypeVar("T")

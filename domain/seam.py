@@ -20,7 +20,6 @@ import random
 import time
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
-from dataclasses import dataclass
 from typing import Any, ClassVar, ParamSpec, TypeVar, cast
 from uuid import UUID
 
@@ -30,7 +29,6 @@ from eventsourcing.persistence import (
     IntegrityError,
     InterfaceError,
     OperationalError,
-    StoredEvent,
 )
 from eventsourcing.utils import EnvType
 
@@ -44,6 +42,7 @@ from domain.outcome import CommandObserver, Outcome, Receipt, Unobserved
 from domain.player import Player
 from domain.receipt import ReceiptRecord
 from domain.receipt_answers import ReceiptAnswers
+from domain.seam_steps import Look, Pause, Save, Snapshots, Steps
 from domain.unit import MemoryBox, SecretBox, Unit, project
 from domain.wallet import Wallet, check_postings_balance
 
@@ -65,38 +64,6 @@ RECEIPT_RETENTION_DAYS_MAX = 3650
 
 def _utc_now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
-
-
-@dataclass(frozen=True)
-class Save:
-    """A save for the driver to hand to the store (`CommandSeam.submit`); the attempts
-    are sent its notification ids, or thrown the store's error."""
-
-    processing: ProcessingEvent[UUID]
-    stored: list[StoredEvent]
-    receipts: list[ReceiptRecord]
-
-
-@dataclass(frozen=True)
-class Pause:
-    """Wait this long before the next attempt."""
-
-    seconds: float
-
-
-@dataclass(frozen=True)
-class Snapshots:
-    """After a save: aggregates it took past a snapshot interval, for the driver to
-    snapshot (`CommandSeam.snapshot`), a write of its own the command does not wait on
-    for its answer."""
-
-    aggregates: list[Aggregate]
-
-
-# A command's attempts: between what they yield they never wait on the store, except
-# to load what the command reads (a cached aggregate is not read again) and, after a
-# refusal or a failed save, to look its receipt up. A driver does the waiting.
-Steps = Generator[Save | Pause | Snapshots, list[int] | None, Outcome[T]]
 
 
 class CommandSeam(ReceiptAnswers):
@@ -183,6 +150,13 @@ class CommandSeam(ReceiptAnswers):
                 elif isinstance(step, Snapshots):
                     self.snapshot(step)
                     step = steps.send(None)
+                elif isinstance(step, Look):
+                    try:
+                        looked = step.read(*step.args)
+                    except Exception as error:
+                        step = steps.throw(error)
+                    else:
+                        step = steps.send(looked)
                 else:
                     try:
                         ids = self.submit(step).result()
@@ -237,7 +211,7 @@ class CommandSeam(ReceiptAnswers):
         for attempt in range(ATTEMPTS_MAX):
             if attempt:
                 self.observer.retried(name, reason)
-            if look_first and (replay := self._replay(receipt)):
+            if look_first and (replay := (yield from self._looked_up(receipt))):
                 return replay
             unit = Unit(self.repository, self.box)
             reason = "stale"
@@ -247,8 +221,8 @@ class CommandSeam(ReceiptAnswers):
             except Exception:
                 # A refusal (or a broken invariant) reached from a cached aggregate that
                 # another process has moved on is no answer: decide again on fresh state.
-                stale = self._forget_stale(unit, unit.aggregates())
-                if not look_first and (replay := self._replay(receipt)):
+                stale = yield from self._stale(unit, unit.aggregates())
+                if not look_first and (replay := (yield from self._looked_up(receipt))):
                     return replay  # The first answer, not a refusal (or a retry) by today's.
                 if stale:
                     continue
@@ -258,8 +232,12 @@ class CommandSeam(ReceiptAnswers):
             records = self._receipts(receipt, answer, aggregates)
             # A decision on an aggregate only read (the save will not check it) is taken
             # again; first, a repeat about to run again, or with no row to fail on its key.
-            stale = self._forget_stale(unit, [a for a in aggregates if not a.pending_events])
-            if (stale or not records) and not look_first and (replay := self._replay(receipt)):
+            stale = yield from self._stale(unit, [a for a in aggregates if not a.pending_events])
+            if (
+                (stale or not records)
+                and not look_first
+                and (replay := (yield from self._looked_up(receipt)))
+            ):
                 return replay
             if stale:
                 continue
@@ -269,7 +247,7 @@ class CommandSeam(ReceiptAnswers):
                 ids = yield save
             except IntegrityError:
                 self._forget(aggregates)
-                if replay := self._replay(receipt):
+                if replay := (yield from self._looked_up(receipt)):
                     return replay  # The save failed on the key: a repeated request.
                 reason = "conflict"  # Another command saved first: again, on fresh state.
                 yield Pause(self._back_off_seconds(attempt))
@@ -285,7 +263,7 @@ class CommandSeam(ReceiptAnswers):
             except Exception:
                 # A store that refuses the save (a tampered log) says nothing of the key:
                 # a repeat is still answered, and a forged receipt refused, as such.
-                if replay := self._replay(receipt):
+                if replay := (yield from self._looked_up(receipt)):
                     return replay
                 raise
             assert ids is not None
@@ -338,6 +316,22 @@ class CommandSeam(ReceiptAnswers):
         if self.repository.cache is not None and not self.repository.fastforward:
             for aggregate_id, aggregate in processing.aggregates.items():
                 self.repository.cache.put(aggregate_id, aggregate)
+
+    def _looked_up(self, receipt: Receipt[T] | None) -> Generator[Look, Any, Outcome[T] | None]:
+        """The outcome a key's receipt answers with, looked up by the driver; None
+        without a key or a receipt."""
+        if receipt is None:
+            return None
+        replay: Outcome[T] | None = yield Look(self._replay, (receipt,))
+        return replay
+
+    def _stale(self, unit: Unit, aggregates: list[Aggregate]) -> Generator[Look, Any, bool]:
+        """`_forget_stale`, by the driver, where the unit read any of the aggregates."""
+        loaded = [a for a in aggregates if a.id in unit.loaded_versions]
+        if not loaded:
+            return False
+        stale: bool = yield Look(self._forget_stale, (unit, loaded))
+        return stale
 
     def _forget_stale(self, unit: Unit, aggregates: list[Aggregate]) -> bool:
         """Forget those of the aggregates the unit loaded whose stored stream has moved

@@ -7,11 +7,14 @@ commit and awaited: no worker thread, and no thread-pool hop, for a command that
 only waits on its save. Measured with `make bench` (benchmarks/bench_load.py) on
 PostgreSQL at 16 clients, the hop and its thread were a fifth of a deposit's CPU.
 
-A command that would wait on the store before its first save (to load what the
-cache lacks, to check a refusal against the store) is stopped there, before it sends
-anything, and run again from the start in a worker thread by the seam's blocking
-`run`, exactly as a sync route would have run it: nothing it decided was saved or
-counted. After a failed save (a conflict, a lost connection) its attempts go on in
+A command that would wait on the store before its first save to load what the
+cache lacks is stopped there, before it sends anything, and run again from the start
+in a worker thread by the seam's blocking `run`, exactly as a sync route would have
+run it: nothing it decided was saved or counted. What the attempts look up once they
+have decided (is what they only read stale? has the key a receipt? `Look`) is read
+in a worker thread and sent back to them here: a refusal is decided once.
+
+After a failed save (a conflict, a lost connection) its attempts go on in
 a worker thread from that failure (`CommandSeam.drive`), as they would have there:
 looking the receipt up, retrying. After a save has landed nothing is started over
 (a command without a receipt could be applied twice): the steps after it run on the
@@ -38,13 +41,14 @@ from starlette.concurrency import run_in_threadpool
 
 from domain.commands import BoundCommand
 from domain.outcome import Outcome, Receipt
-from domain.seam import CommandSeam, Pause, Save, Snapshots, Steps
+from domain.seam import CommandSeam
+from domain.seam_steps import Look, Pause, Save, Snapshots, Steps
 from infra.logs import get_logger
 from infra.store.no_wait import WouldWait, never_waiting
 
 T = TypeVar("T")
 P = ParamSpec("P")
-Step = Save | Pause | Snapshots
+Step = Save | Pause | Snapshots | Look
 log = get_logger("casino.http")
 
 
@@ -80,6 +84,16 @@ async def _on_the_loop(seam: CommandSeam, steps: Steps[T]) -> Outcome[T]:
                 # the store: the same attempts go on in a worker thread from there.
                 return await run_in_threadpool(seam.drive, steps, error)
             step = _next(steps, ids)  # It landed: what follows runs here, never again.
+        elif isinstance(step, Look):
+            # Decided, nothing saved: the look waits in a worker thread, the rest here.
+            try:
+                looked = await run_in_threadpool(step.read, *step.args)
+            except Exception as error:
+                with never_waiting():
+                    step = _next(steps, None, error)
+            else:
+                with never_waiting():
+                    step = _next(steps, looked)
         else:
             # A pause only follows a failed save, and a worker thread takes those.
             assert isinstance(step, Snapshots), step
@@ -111,11 +125,11 @@ def _finish_elsewhere(seam: CommandSeam, steps: Steps[T], saving: Future[list[in
     asyncio.get_running_loop().run_in_executor(None, finish).add_done_callback(told)
 
 
-def _next(steps: Steps[T], sent: list[int] | None) -> Step | Outcome[T]:
-    """The attempts' next step, or their outcome (a coroutine may not let the
-    generator's StopIteration through)."""
+def _next(steps: Steps[T], sent: Any, error: Exception | None = None) -> Step | Outcome[T]:
+    """The attempts' next step, sent what they waited on (or thrown its `error`), or
+    their outcome (a coroutine may not let the generator's StopIteration through)."""
     try:
-        return steps.send(sent)
+        return steps.throw(error) if error is not None else steps.send(sent)
     except StopIteration as done:
         outcome: Outcome[T] = done.value
         return outcome

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import threading
 from typing import Any
 from uuid import UUID
@@ -77,6 +78,43 @@ def test_a_refusal_is_answered_and_counted_once(api: Api) -> None:
     samples = scrape(api)
     assert sample(samples, "casino_commands_total", command="withdraw", outcome="refused") == 1
     assert api.wallet("alice")["balance"] == "10.00"
+
+
+def test_a_refusal_is_decided_once_its_reads_of_the_store_in_a_worker_thread(
+    api: Api, hops: list[str]
+) -> None:
+    api.player("alice", real="10.00")
+    hops.clear()
+    refused = api.post("/v1/players/alice/withdrawals", {"mode": "real", "amount": "50.00"})
+    assert (refused.status_code, refused.json()["code"]) == (409, "insufficient_funds")
+    # Was the wallet it read current? Had the key a receipt? Then refused: the command
+    # is not run a second time from the start in a thread.
+    assert hops == ["_forget_stale", "_replay"]
+    repeated = api.post(
+        "/v1/players/alice/withdrawals", {"mode": "real", "amount": "50.00"}, key="same"
+    )
+    again = api.post(
+        "/v1/players/alice/withdrawals", {"mode": "real", "amount": "50.00"}, key="same"
+    )
+    assert again.json() == repeated.json()  # a refusal is no receipt: refused again
+    assert api.wallet("alice")["balance"] == "10.00"
+
+
+def test_a_refused_repeat_of_a_key_past_its_retention_is_a_422_decided_on_the_loop(
+    api: Api, store: Store, hops: list[str]
+) -> None:
+    api.player("alice", real="10.00")
+    body = {"mode": "real", "amount": "6.00"}
+    assert api.post("/v1/players/alice/withdrawals", body, key="w1").status_code == 201
+    moved = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=91)
+    store.app.clock = lambda: moved
+    hops.clear()
+    # Run again today the withdrawal is refused ($4 left); the receipt looked up then,
+    # past its retention, is the answer: what the look raised is the command's.
+    answer = api.post("/v1/players/alice/withdrawals", body, key="w1")
+    assert (answer.status_code, answer.json()["code"]) == (422, "idempotency_key_expired")
+    assert hops == ["_forget_stale", "_replay"]
+    assert api.wallet("alice")["balance"] == "4.00"
 
 
 def test_a_repeated_request_goes_on_from_its_failed_save_to_its_first_answer(
