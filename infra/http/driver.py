@@ -86,14 +86,13 @@ async def _on_the_loop(seam: CommandSeam, steps: Steps[T]) -> Outcome[T]:
             step = _next(steps, ids)  # It landed: what follows runs here, never again.
         elif isinstance(step, Look):
             # Decided, nothing saved: the look waits in a worker thread, the rest here.
+            looked, failed = None, None
             try:
                 looked = await run_in_threadpool(step.read, *step.args)
             except Exception as error:
-                with never_waiting():
-                    step = _next(steps, None, error)
-            else:
-                with never_waiting():
-                    step = _next(steps, looked)
+                failed = error  # thrown into the attempts where they wait on it
+            with never_waiting():
+                step = _next(steps, looked, failed)
         else:
             # A pause only follows a failed save, and a worker thread takes those.
             assert isinstance(step, Snapshots), step
