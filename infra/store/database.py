@@ -80,6 +80,18 @@ class SQLiteDatabase:
         pass
 
 
+def open_waiting(pool: ConnectionPool[Any]) -> None:
+    """Open a pool and wait for its first connections, up to POSTGRES_OPEN_SECONDS:
+    a database slow to let a new process in delays the opening, not a statement
+    (tests/infra/store/test_slow_start.py). A pool that never connects is closed, or
+    its workers would go on trying."""
+    try:
+        pool.open(wait=True, timeout=POSTGRES_OPEN_SECONDS)
+    except Exception:
+        pool.close()
+        raise
+
+
 @functools.lru_cache(maxsize=256)  # the read models' tables and column lists: a few dozen
 def _copy_statement(table: str, columns: tuple[str, ...] | None) -> bytes:
     """COPY's text for a table and its columns, composed once: composing it on every
@@ -157,13 +169,7 @@ class PostgresDatabase:
             timeout=POSTGRES_CONNECT_TIMEOUT_SECONDS,
             open=False,
         )
-        # Its first connection awaited here, as the event store's is (infra/store/factory.py):
-        # a database slow to let a new process in delays the opening, not a statement.
-        try:
-            self.pool.open(wait=True, timeout=POSTGRES_OPEN_SECONDS)
-        except Exception:
-            self.pool.close()  # its workers would go on trying to connect
-            raise
+        open_waiting(self.pool)
 
     @contextmanager
     def _transaction(self, lock: bool, repeatable: bool = False) -> Iterator[Cursor]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from eventsourcing.postgres import PostgresFactory
 from eventsourcing.utils import Environment, EnvType
 
-from infra.store.database import POSTGRES_OPEN_SECONDS
+from infra.store.database import open_waiting
 
 
 class SlowStartPostgresFactory(PostgresFactory):
@@ -22,9 +22,4 @@ class SlowStartPostgresFactory(PostgresFactory):
         # Opened once, here. Not through the library's `pool_open_timeout`: with it the
         # library calls `open(wait=True)` on every connection it takes, which waits
         # until every connection is back in the pool, and asserts if two threads wait.
-        pool = self.datastore.pool
-        try:
-            pool.open(wait=True, timeout=POSTGRES_OPEN_SECONDS)
-        except Exception:
-            pool.close()  # its workers would go on trying to connect
-            raise
+        open_waiting(self.datastore.pool)

@@ -2,8 +2,9 @@
 
 Between the store and PostgreSQL sits a proxy that holds every connection after the
 first for longer than a command waits for a connection (5 s): as a database under a
-heavy load, or behind a slow network, might. The store waits for its pool at start
-(infra/store/store.py), so the first command finds its connections ready.
+heavy load, or behind a slow network, might. The store waits for its pools at start
+(infra/store/factory.py, infra/store/database.py: open_waiting), so the first command
+finds its connections ready.
 """
 
 from __future__ import annotations
