@@ -44,7 +44,8 @@ import psycopg.rows
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
-from psycopg import ClientCursor
+from eventsourcing.utils import retry
+from psycopg import ClientCursor, InterfaceError, OperationalError
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
 from domain.receipt import ReceiptRecord
@@ -114,6 +115,53 @@ class SingleTripRecorder(KeepsReceipts, PostgresApplicationRecorder):
     _locked_saves_left = 0
     # The last seal's digest and the log's last position, as this recorder left them.
     _seal_head: tuple[str, int] | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._select_statements: dict[tuple[bool, bool, bool, bool], bytes] = {}
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)  # as the library's
+    def select_events(
+        self,
+        originator_id: UUID | str,
+        *,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> Sequence[StoredEvent]:
+        """The library's query, its text composed once per shape: the library composes
+        it on every call, which was a third of the CPU of a query's freshness check
+        (cProfile on thread time, GET of a P2P table: four such reads)."""
+        shape = (gt is not None, lte is not None, desc, limit is not None)
+        statement = self._select_statements.get(shape)
+        if statement is None:
+            statement = self._select_statements[shape] = self._select_sql(*shape)
+        params = [originator_id, *(value for value in (gt, lte, limit) if value is not None)]
+        with self.datastore.get_connection() as connection, connection.cursor() as cursor:
+            cursor.execute(statement, params, prepare=True)
+            return [
+                StoredEvent(
+                    originator_id=row["originator_id"],
+                    originator_version=row["originator_version"],
+                    topic=row["topic"],
+                    state=bytes(row["state"]),
+                )
+                for row in cursor.fetchall()
+            ]
+
+    def _select_sql(self, gt: bool, lte: bool, desc: bool, limit: bool) -> bytes:
+        statement = self.select_events_statement
+        if gt:
+            statement += SQL(" AND originator_version > %s")
+        if lte:
+            statement += SQL(" AND originator_version <= %s")
+        statement += SQL(
+            " ORDER BY originator_version DESC" if desc else " ORDER BY originator_version ASC"
+        )
+        if limit:
+            statement += SQL(" LIMIT %s")
+        return statement.as_bytes(None)
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any

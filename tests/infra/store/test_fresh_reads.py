@@ -41,3 +41,26 @@ def test_the_queries_cache_is_bounded(store: Store) -> None:
         store.app.player(f"p{n}")
     assert reads.kept_count() == 3
     assert [p.display_name for p in map(store.app.player, ["p0", "p4"])] == ["P0", "P4"]
+
+
+def test_every_shape_of_the_event_query_reads_the_events_it_names(store: Store) -> None:
+    store.app.register_player("alice", "Alice")
+    for cents in (100, 200, 300, 400):
+        store.app.deposit("alice", "real", cents)
+    recorder = store.app.recorder
+    wallet_id = store.app.wallet("alice", "real").id
+    everything = [e.originator_version for e in recorder.select_events(wallet_id)]
+    assert everything == sorted(everything) and len(everything) >= 5
+    first, last = everything[0], everything[-1]
+
+    def versions(**query: object) -> list[int]:
+        return [e.originator_version for e in recorder.select_events(wallet_id, **query)]
+
+    assert versions(gt=first) == everything[1:]
+    assert versions(lte=first + 1) == everything[:2]
+    assert versions(gt=first, lte=last - 1) == everything[1:-1]
+    assert versions(desc=True) == everything[::-1]
+    assert versions(desc=True, limit=2) == everything[::-1][:2]
+    assert versions(gt=first, desc=True, limit=1) == [last]
+    assert versions(limit=1) == [first]
+    assert versions(gt=last) == []
