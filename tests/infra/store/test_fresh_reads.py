@@ -3,6 +3,8 @@ process, on either store, shows in the very next read."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from infra.store.store import Store
 from tests.conftest import StoreFactory, seat_p2p_table
 
@@ -53,7 +55,7 @@ def test_every_shape_of_the_event_query_reads_the_events_it_names(store: Store) 
     assert everything == sorted(everything) and len(everything) >= 5
     first, last = everything[0], everything[-1]
 
-    def versions(**query: object) -> list[int]:
+    def versions(**query: Any) -> list[int]:
         return [e.originator_version for e in recorder.select_events(wallet_id, **query)]
 
     assert versions(gt=first) == everything[1:]
