@@ -43,6 +43,8 @@ class Player(FastCopy, Aggregate):
     @event(Created)
     def __init__(self, player_id: str, display_name: str) -> None:
         self.player_id = player_id
+        # Never changed after registration: the queries keep it once read
+        # (domain/queries.py: display_name). A rename would have to tell them.
         self.display_name = display_name
         self.table_id: str | None = None  # The P2P table they sit at, as dealer or player.
         self.connected = True  # As the upstream service last reported (rules.md 4).

@@ -4,6 +4,8 @@ domain/application.py, which builds on this."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from domain.any_round import Round, round_of
 from domain.baccarat.p2p import P2PTable, load_p2p_table
 from domain.player import Player, load_player
@@ -12,8 +14,28 @@ from domain.seam import CommandSeam
 from domain.tables.table import Table, load_table
 from domain.wallet import Wallet, load_wallet
 
+# Display names kept at most (about 100 bytes each): forgotten all at once past this.
+NAMES_KEPT_MAX = 10_000
+
 
 class CasinoQueries(CommandSeam):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._display_names: dict[str, str] = {}
+
+    def display_name(self, player_id: str) -> str:
+        """The player's display name. It is given at registration and never changes
+        (domain/player.py), so it is read from the store once and then kept: a table's
+        answer names two players, and reading them was half of its freshness checks."""
+        names = self._display_names
+        name = names.get(player_id)
+        if name is None:
+            name = self.player(player_id).display_name
+            if len(names) >= NAMES_KEPT_MAX:
+                names.clear()
+            names[player_id] = name
+        return name
+
     def player(self, player_id: str) -> Player:
         return load_player(self.reading(), player_id)
 

@@ -34,4 +34,4 @@ def table_view(app: CasinoApplication, table: P2PTable) -> dict[str, Any]:
 
 
 def _person(app: CasinoApplication, player_id: str) -> dict[str, str]:
-    return {"player_id": player_id, "display_name": app.player(player_id).display_name}
+    return {"player_id": player_id, "display_name": app.display_name(player_id)}

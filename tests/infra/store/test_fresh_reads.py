@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from domain.errors import UnknownPlayer
 from infra.store.store import Store
 from tests.conftest import StoreFactory, seat_p2p_table
 
@@ -66,3 +69,18 @@ def test_every_shape_of_the_event_query_reads_the_events_it_names(store: Store) 
     assert versions(gt=first, desc=True, limit=1) == [last]
     assert versions(limit=1) == [first]
     assert versions(gt=last) == []
+
+
+def test_a_table_names_its_players_without_reading_them_again(store: Store) -> None:
+    table_id = seat_p2p_table(store.app, auto_confirm=True)
+    table = store.app.p2p_table(table_id)
+    assert table.player_id is not None
+    first = store.app.display_name(table.dealer_id), store.app.display_name(table.player_id)
+    reads: list[object] = []
+    recorder = store.app.recorder
+    select = recorder.select_events
+    recorder.select_events = lambda *a, **k: reads.append(a) or select(*a, **k)  # type: ignore[method-assign]
+    again = store.app.display_name(table.dealer_id), store.app.display_name(table.player_id)
+    assert again == first and reads == []
+    with pytest.raises(UnknownPlayer):
+        store.app.display_name("nobody")
