@@ -25,6 +25,7 @@ from infra.http.app import create_app
 from infra.store.no_wait import WouldWait, never_waiting
 from infra.store.store import Store
 from tests.conftest import SERVICE, Api
+from tests.infra.http.test_p2p import bet, seated_table
 from tests.infra.http.test_operations import sample, scrape
 
 SECONDS = 10  # how long a test waits for an answer before calling it lost
@@ -51,6 +52,20 @@ def test_a_command_on_cached_aggregates_takes_no_worker_thread(api: Api, hops: l
         api.deposit("alice", "1.00")
     assert hops == []
     assert api.wallet("alice")["balance"] == "13.00"
+
+
+def test_a_p2p_round_at_a_known_table_takes_no_worker_thread(api: Api, hops: list[str]) -> None:
+    """Confirming, betting and dealing at a table whose aggregates are cached read
+    nothing from the store before their saves: a P2P round stays on the loop."""
+    table_id = seated_table(api)
+    for played in range(3):
+        hops.clear()
+        opened = api.post(f"/v1/p2p/tables/{table_id}/confirm")
+        assert opened.status_code == 201, opened.text
+        round_id = opened.json()["round_id"]
+        assert bet(api, round_id, "player", "10.00").status_code == 201
+        assert api.post(f"/v1/rounds/{round_id}/deal").status_code == 200
+        assert hops == [], f"round {played}"
 
 
 def test_a_command_that_must_read_the_store_runs_in_a_worker_thread(
