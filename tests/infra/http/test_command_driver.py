@@ -25,8 +25,8 @@ from infra.http.app import create_app
 from infra.store.no_wait import WouldWait, never_waiting
 from infra.store.store import Store
 from tests.conftest import SERVICE, Api
-from tests.infra.http.test_p2p import bet, seated_table
 from tests.infra.http.test_operations import sample, scrape
+from tests.infra.http.test_p2p import bet, seated_table
 
 SECONDS = 10  # how long a test waits for an answer before calling it lost
 
