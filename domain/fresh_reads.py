@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from copy import deepcopy
 from typing import Any
 from uuid import UUID
@@ -21,11 +22,29 @@ from eventsourcing.application import Repository, project_aggregate
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import EventStore
 
+from domain.unit import project
+
 # A table, a player, a wallet or a round: about 0.5-1.2 KB pickled, a few KB in
 # memory; some MB at most.
 AGGREGATES_KEPT_MAX = 2_000
 # Further behind than this, the snapshot (every 100 to 200 events) is about as near.
 EVENTS_AFTER_KEPT_MAX = 100
+
+
+class _Together(Repository[UUID]):
+    """Answers the aggregates one query brought up to date, and asks `reads` for any
+    other (a round the table moved on to since it was kept, say)."""
+
+    def __init__(self, reads: FreshReads, current: dict[UUID, Aggregate]) -> None:
+        super().__init__(reads.event_store, snapshot_store=reads.snapshot_store)
+        self._reads = reads
+        self._current = current
+
+    def get(self, aggregate_id: UUID, *, version: int | None = None, **options: Any) -> Any:
+        found = self._current.get(aggregate_id)
+        if found is None or version is not None:
+            return self._reads.get(aggregate_id, version=version, **options)
+        return found
 
 
 class FreshReads(Repository[UUID]):
@@ -58,6 +77,33 @@ class FreshReads(Repository[UUID]):
             if len(newer) < EVENTS_AFTER_KEPT_MAX:
                 return self._keep(projector(deepcopy(kept), newer))
         return self._keep(self._reconstruct_aggregate(aggregate_id, None, projector))
+
+    def together(self, aggregate_ids: Sequence[UUID]) -> Repository[UUID]:
+        """A repository for one answer that reads several aggregates: those of these
+        kept here are brought up to date in one query (where the store can: the
+        PostgreSQL recorder's `select_newer`), the rest are read one by one as `get`
+        reads them. A P2P table's answer reads the table and its round: one round
+        trip, not two."""
+        kept = {key: found for key in aggregate_ids if (found := self._kept_one(key)) is not None}
+        select_newer = getattr(self.event_store.recorder, "select_newer", None)
+        if len(kept) < 2 or select_newer is None:
+            return self
+        newer = select_newer({key: found.version for key, found in kept.items()},
+                             EVENTS_AFTER_KEPT_MAX)  # fmt: skip
+        if newer is None:
+            return self  # some are far behind: each from its snapshot, as `get` does
+        current: dict[UUID, Aggregate] = {}
+        for key, found in kept.items():
+            stored = newer[key]
+            if len(stored) >= EVENTS_AFTER_KEPT_MAX:
+                continue  # far behind: `get` reads it from its snapshot
+            events = [self.event_store.mapper.to_domain_event(event) for event in stored]
+            current[key] = self._keep(project(deepcopy(found), events)) if events else found
+        return _Together(self, current)
+
+    def kept(self, aggregate_id: UUID) -> Aggregate | None:
+        """The aggregate as last read here, perhaps behind the store: no query."""
+        return self._kept_one(aggregate_id)
 
     def kept_count(self) -> int:
         with self._lock:

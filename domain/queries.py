@@ -5,6 +5,7 @@ domain/application.py, which builds on this."""
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from domain.any_round import Round, round_of
 from domain.baccarat.p2p import P2PTable, load_p2p_table
@@ -12,6 +13,7 @@ from domain.player import Player, load_player
 from domain.protection import Protection, find_protection
 from domain.seam import CommandSeam
 from domain.tables.table import Table, load_table
+from domain.unit import Unit
 from domain.wallet import Wallet, load_wallet
 
 # Display names kept at most (about 100 bytes each): forgotten all at once past this.
@@ -54,5 +56,24 @@ class CasinoQueries(CommandSeam):
     def p2p_table(self, table_id: str) -> P2PTable:
         return load_p2p_table(self.reading(), table_id)
 
+    def p2p_table_with_round(self, table_id: str) -> tuple[P2PTable, Round | None]:
+        """The table and its current round. Where both are kept from an earlier read,
+        one query checks them against the store (domain/fresh_reads.py: `together`);
+        a round the table has moved on to since is read after it."""
+        reading = self.reading()
+        key = _uuid_or_none(table_id)  # None: load_p2p_table refuses it
+        kept = None if key is None else self.fresh.kept(key)
+        if isinstance(kept, P2PTable) and kept.round_id is not None:
+            reading = Unit(self.fresh.together([kept.id, UUID(kept.round_id)]), None)
+        table = load_p2p_table(reading, table_id)
+        return table, round_of(reading, table.round_id) if table.round_id else None
+
     def table(self, table_id: str) -> Table:
         return load_table(self.reading(), table_id)
+
+
+def _uuid_or_none(text: str) -> UUID | None:
+    try:
+        return UUID(text)
+    except ValueError:
+        return None

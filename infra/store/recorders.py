@@ -55,6 +55,7 @@ from infra.store import seal as seals
 from infra.store.receipts import KeepsReceipts
 from infra.store.seal import Sealer
 
+TOGETHER_MAX = 8  # aggregates `select_newer` checks at once: a table's answer needs two
 SEAL_TRIES_MAX = 1  # one-trip tries before the locked two-trip save, which cannot lose
 CONTENDED_SAVES = 100  # after a lost race, saves that go straight to the locked path
 _SEAL_HEAD = f"SELECT {seals.COLUMNS} FROM {seals.TABLE} ORDER BY last_position DESC LIMIT 1"
@@ -119,6 +120,7 @@ class SingleTripRecorder(KeepsReceipts, PostgresApplicationRecorder):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._select_statements: dict[tuple[bool, bool, bool, bool], bytes] = {}
+        self._newer_statements: dict[int, bytes] = {}
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)  # as the library's
     def select_events(
@@ -149,6 +151,45 @@ class SingleTripRecorder(KeepsReceipts, PostgresApplicationRecorder):
                 )
                 for row in cursor.fetchall()
             ]
+
+    def select_newer(
+        self, versions: dict[UUID, int], limit_each: int
+    ) -> dict[UUID, list[StoredEvent]] | None:
+        """The events after each aggregate's version, for several aggregates in one
+        round trip (domain/fresh_reads.py: `together`); None when the answer was cut
+        short by its limit (`limit_each` for each aggregate), so none may be trusted."""
+        assert 0 < len(versions) <= TOGETHER_MAX, len(versions)
+        statement = self._newer_statements.get(len(versions))
+        if statement is None:
+            statement = self._newer_statements[len(versions)] = self._newer_sql(len(versions))
+        limit = limit_each * len(versions)
+        params: list[Any] = [value for pair in versions.items() for value in pair]
+        with self.datastore.get_connection() as connection, connection.cursor() as cursor:
+            cursor.execute(statement, [*params, limit], prepare=True)
+            rows = cursor.fetchall()
+        if len(rows) >= limit:
+            return None
+        newer: dict[UUID, list[StoredEvent]] = {key: [] for key in versions}
+        for row in rows:
+            newer[row["originator_id"]].append(
+                StoredEvent(
+                    originator_id=row["originator_id"],
+                    originator_version=row["originator_version"],
+                    topic=row["topic"],
+                    state=bytes(row["state"]),
+                )
+            )
+        return newer
+
+    def _newer_sql(self, count: int) -> bytes:
+        # An OR of (id, version) ranges: PostgreSQL scans the primary key once for each.
+        ranges = " OR ".join(["(originator_id = %s AND originator_version > %s)"] * count)
+        return (
+            SQL("SELECT * FROM {}.{} WHERE " + ranges)
+            .format(Identifier(self.datastore.schema), Identifier(self.events_table_name))
+            .as_bytes(None)
+            + b" ORDER BY originator_id, originator_version LIMIT %s"
+        )
 
     def _select_sql(self, gt: bool, lte: bool, desc: bool, limit: bool) -> bytes:
         statement = self.select_events_statement

@@ -115,7 +115,7 @@ async def leave(
 def get_table(table_id: TableId, request: Request) -> FastJSONResponse:
     """The table, with its current round in full."""
     app = app_of(request)
-    table = app.p2p_table(table_id)
+    table, current = app.p2p_table_with_round(table_id)
     view = table_view(app, table)
-    view["current_round"] = round_view(app.round(table.round_id)) if table.round_id else None
+    view["current_round"] = None if current is None else round_view(current)
     return FastJSONResponse(view)  # already JSON's own types: no second encoding pass

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from domain.baccarat.round import BaccaratRound
 from domain.errors import UnknownPlayer
 from infra.store.store import Store
 from tests.conftest import StoreFactory, seat_p2p_table
@@ -84,3 +85,88 @@ def test_a_table_names_its_players_without_reading_them_again(store: Store) -> N
     assert again == first and reads == []
     with pytest.raises(UnknownPlayer):
         store.app.display_name("nobody")
+
+
+def counted_reads(store: Store) -> list[str]:
+    """The names of the recorder's reads of events from now on."""
+    reads: list[str] = []
+    recorder = store.app.recorder
+    for name in ("select_events", "select_newer"):
+        read = getattr(recorder, name, None)
+        if read is not None:
+
+            def counted(*args: Any, _read: Any = read, _name: str = name, **kwargs: Any) -> Any:
+                reads.append(_name)
+                return _read(*args, **kwargs)
+
+            setattr(recorder, name, counted)
+    return reads
+
+
+def play_round(app: Any, table_id: str) -> None:
+    round_id = app.p2p_table(table_id).round_id
+    app.place_bet(round_id, "banker", 1000)
+    app.deal(round_id)
+
+
+def test_a_kept_table_and_its_round_are_checked_in_one_query(
+    stores: StoreFactory, store: Store
+) -> None:
+    table_id = seat_p2p_table(store.app, auto_confirm=True)
+    store.app.p2p_table_with_round(table_id)  # both now kept
+    reads = counted_reads(store)
+    table, current = store.app.p2p_table_with_round(table_id)
+    assert current is not None and current.round_id == table.round_id
+    one_query = stores.backend == "postgres"
+    assert reads == (["select_newer"] if one_query else ["select_events", "select_events"])
+
+
+def test_the_table_and_round_read_together_are_those_another_process_saved(
+    stores: StoreFactory, store: Store
+) -> None:
+    table_id = seat_p2p_table(store.app, auto_confirm=True)
+    before, first = store.app.p2p_table_with_round(table_id)
+    other = stores.open().app
+    assert first is not None
+    other.place_bet(first.round_id, "banker", 1000)  # the kept round moves on: in play
+    table, current = store.app.p2p_table_with_round(table_id)
+    assert current is not None and current.round_id == first.round_id
+    assert isinstance(current, BaccaratRound) and current.bets == {"banker": 1000}
+    other.deal(first.round_id)  # and the table moves on to a round never kept here
+    table, current = store.app.p2p_table_with_round(table_id)
+    assert table.rounds_played == before.rounds_played + 1
+    assert current is not None and current.round_id == other.p2p_table(table_id).round_id
+    assert current.round_id != first.round_id
+
+
+def test_a_kept_table_far_behind_is_read_from_its_snapshot(
+    stores: StoreFactory, store: Store
+) -> None:
+    table_id = seat_p2p_table(store.app, auto_confirm=True)
+    store.app.adjust_points("dan", "real", 1_000, "ten points a round")
+    store.app.p2p_table_with_round(table_id)
+    other = stores.open().app
+    for _ in range(60):  # two events on the table each round: past EVENTS_AFTER_KEPT_MAX
+        play_round(other, table_id)
+    table, current = store.app.p2p_table_with_round(table_id)
+    assert table.rounds_played == 60
+    assert current is not None and current.round_id == other.p2p_table(table_id).round_id
+
+
+@pytest.mark.postgres
+def test_the_events_after_several_versions_come_in_one_answer_or_none(
+    postgres_stores: StoreFactory,
+) -> None:
+    app = postgres_stores.open().app
+    for name in ("ann", "bob"):
+        app.register_player(name, name)
+        for cents in (100, 200, 300):
+            app.deposit(name, "real", cents)
+    ann, bob = (app.wallet(name, "real") for name in ("ann", "bob"))
+    newer = app.recorder.select_newer({ann.id: ann.version - 2, bob.id: bob.version}, 10)
+    assert newer is not None
+    assert [e.originator_version for e in newer[ann.id]] == [ann.version - 1, ann.version]
+    assert newer[bob.id] == []
+    # Four events at most for two aggregates: three of ann's and three of bob's are more.
+    cut_short = {ann.id: ann.version - 3, bob.id: bob.version - 3}
+    assert app.recorder.select_newer(cut_short, 2) is None
