@@ -4,7 +4,8 @@ domain/application.py, which builds on this."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from uuid import UUID
 
 from domain.any_round import Round, round_of
@@ -15,6 +16,8 @@ from domain.seam import CommandSeam
 from domain.tables.table import Table, load_table
 from domain.unit import Unit
 from domain.wallet import Wallet, load_wallet
+
+T = TypeVar("T", P2PTable, Table)
 
 # Display names kept at most (about 100 bytes each): forgotten all at once past this.
 NAMES_KEPT_MAX = 10_000
@@ -57,15 +60,25 @@ class CasinoQueries(CommandSeam):
         return load_p2p_table(self.reading(), table_id)
 
     def p2p_table_with_round(self, table_id: str) -> tuple[P2PTable, Round | None]:
-        """The table and its current round. Where both are kept from an earlier read,
+        """The P2P table and its current round, as `_with_round` reads them."""
+        return self._with_round(P2PTable, load_p2p_table, table_id)
+
+    def table_with_round(self, table_id: str) -> tuple[Table, Round | None]:
+        """The multi-player table and its coup in play, as `_with_round` reads them."""
+        return self._with_round(Table, load_table, table_id)
+
+    def _with_round(
+        self, kind: type[T], load: Callable[[Unit, str], T], table_id: str
+    ) -> tuple[T, Round | None]:
+        """A table and its current round. Where both are kept from an earlier read,
         one query checks them against the store (domain/fresh_reads.py: `together`);
         a round the table has moved on to since is read after it."""
         reading = self.reading()
-        key = _uuid_or_none(table_id)  # None: load_p2p_table refuses it
+        key = _uuid_or_none(table_id)  # None: `load` refuses it
         kept = None if key is None else self.fresh.kept(key)
-        if isinstance(kept, P2PTable) and kept.round_id is not None:
+        if isinstance(kept, kind) and kept.round_id is not None:
             reading = Unit(self.fresh.together([kept.id, UUID(kept.round_id)]), None)
-        table = load_p2p_table(reading, table_id)
+        table = load(reading, table_id)
         return table, round_of(reading, table.round_id) if table.round_id else None
 
     def table(self, table_id: str) -> Table:

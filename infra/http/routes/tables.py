@@ -58,8 +58,8 @@ async def open_table(
     "/{table_id}", dependencies=[Depends(READ)], **answers(200, MultiPlayerTable, e.UnknownTable)
 )
 def get_table(table_id: TableId, request: Request) -> FastJSONResponse:
-    app = app_of(request)
-    return FastJSONResponse(_table(app)(app.table(table_id)))
+    table, coup = app_of(request).table_with_round(table_id)
+    return FastJSONResponse(table_view(table, None if coup is None else round_view(coup)))
 
 
 @router.post(

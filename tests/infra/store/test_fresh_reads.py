@@ -9,6 +9,7 @@ import pytest
 
 from domain.baccarat.round import BaccaratRound
 from domain.errors import UnknownPlayer
+from domain.tables.coup import Coup
 from infra.store.store import Store
 from tests.conftest import StoreFactory, seat_p2p_table
 
@@ -170,3 +171,24 @@ def test_the_events_after_several_versions_come_in_one_answer_or_none(
     # Four events at most for two aggregates: three of ann's and three of bob's are more.
     cut_short = {ann.id: ann.version - 3, bob.id: bob.version - 3}
     assert app.recorder.select_newer(cut_short, 2) is None
+
+
+def test_a_multi_player_table_and_its_coup_are_read_as_another_process_saved_them(
+    stores: StoreFactory, store: Store
+) -> None:
+    app = store.app
+    app.register_player("ann", "Ann")
+    app.deposit("ann", "real", 100_000)
+    opened = app.open_table("punto_banco", "real").result
+    assert opened is not None
+    app.sit_at_table(opened.table_id, "ann", "1")
+    coup = app.open_coup(opened.table_id).result
+    assert coup is not None
+    app.table_with_round(opened.table_id)  # both now kept
+    reads = counted_reads(store)
+    stores.open().app.place_bet(coup.round_id, "banker", 1000, player_id="ann")
+    table, current = app.table_with_round(opened.table_id)
+    assert table.round_id == coup.round_id
+    assert isinstance(current, Coup) and current.round_id == coup.round_id
+    assert current.bets == {"ann": {"banker": 1000}}
+    assert reads == (["select_newer"] if stores.backend == "postgres" else ["select_events"] * 2)
