@@ -41,11 +41,11 @@ from uuid import UUID
 
 import psycopg
 import psycopg.rows
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 from eventsourcing.utils import retry
-from psycopg import ClientCursor, InterfaceError, OperationalError
+from psycopg import ClientCursor
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
 from domain.receipt import ReceiptRecord
@@ -122,7 +122,9 @@ class SingleTripRecorder(KeepsReceipts, PostgresApplicationRecorder):
         self._select_statements: dict[tuple[bool, bool, bool, bool], bytes] = {}
         self._newer_statements: dict[int, bytes] = {}
 
-    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)  # as the library's
+    # As the library's: a pooled connection found dead is retried (get_connection
+    # raises psycopg's errors as the library's own), as any read may be.
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def select_events(
         self,
         originator_id: UUID | str,
@@ -152,6 +154,7 @@ class SingleTripRecorder(KeepsReceipts, PostgresApplicationRecorder):
                 for row in cursor.fetchall()
             ]
 
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def select_newer(
         self, versions: dict[UUID, int], limit_each: int
     ) -> dict[UUID, list[StoredEvent]] | None:

@@ -2,12 +2,14 @@
 
 from typing import Any
 
+import psycopg
 import pytest
 from eventsourcing.persistence import OperationalError
 
 from domain.outcome import Receipt
 from domain.wallet import load_wallet
 from infra.store.store import Store
+from tests.conftest import POSTGRES_URL, StoreFactory
 
 
 def remembered(key: str) -> Receipt:
@@ -100,3 +102,29 @@ def test_a_refusal_reached_from_a_stale_cached_wallet_is_decided_again(
     stores.open().app.deposit("alice", "real", 5000)  # another process adds $50
     store.app.withdraw("alice", "real", 3000)  # not refused: the money is there
     assert store.app.wallet("alice", "real").balance_cents == 3000
+
+
+def end_the_pools_connections(store: Store) -> None:
+    """PostgreSQL ends every connection the store's pool holds (a restart, a failover)."""
+    pool = store.app.recorder.datastore.pool
+    held = [pool.getconn() for _ in range(pool.get_stats()["pool_size"])]
+    pids = [connection.info.backend_pid for connection in held]
+    for connection in held:
+        pool.putconn(connection)
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        for pid in pids:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+@pytest.mark.postgres
+def test_a_read_on_a_connection_postgres_ended_is_retried(postgres_stores: StoreFactory) -> None:
+    store = postgres_stores.open()
+    store.app.register_player("ann", "Ann")
+    store.app.deposit("ann", "real", 500)
+    wallet = store.app.wallet("ann", "real")
+    player = store.app.player("ann")
+    end_the_pools_connections(store)
+    assert store.app.wallet("ann", "real").balance_cents == 500
+    end_the_pools_connections(store)
+    newer = store.app.recorder.select_newer({wallet.id: 0, player.id: 0}, 10)
+    assert newer is not None and len(newer[wallet.id]) == wallet.version

@@ -3,12 +3,14 @@ process, on either store, shows in the very next read."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
 
+import domain.fresh_reads as fresh_reads
 from domain.baccarat.round import BaccaratRound
-from domain.errors import UnknownPlayer
+from domain.errors import UnknownPlayer, UnknownTable
 from domain.tables.coup import Coup
 from infra.store.store import Store
 from tests.conftest import StoreFactory, seat_p2p_table
@@ -192,3 +194,63 @@ def test_a_multi_player_table_and_its_coup_are_read_as_another_process_saved_the
     assert isinstance(current, Coup) and current.round_id == coup.round_id
     assert current.bets == {"ann": {"banker": 1000}}
     assert reads == (["select_newer"] if stores.backend == "postgres" else ["select_events"] * 2)
+
+
+def test_a_kept_rounds_id_is_no_tables(store: Store) -> None:
+    table_id = seat_p2p_table(store.app, auto_confirm=True)
+    _, current = store.app.p2p_table_with_round(table_id)
+    assert current is not None
+    with pytest.raises(UnknownTable):
+        store.app.p2p_table_with_round(current.round_id)
+
+
+def test_an_answer_cut_short_by_its_limit_is_read_aggregate_by_aggregate(
+    stores: StoreFactory, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fresh_reads, "EVENTS_AFTER_KEPT_MAX", 3)
+    table_id = seat_p2p_table(store.app, auto_confirm=True)
+    store.app.p2p_table_with_round(table_id)
+    other = stores.open().app
+    for _ in range(3):
+        play_round(other, table_id)
+    table, current = store.app.p2p_table_with_round(table_id)
+    saved = other.p2p_table(table_id)
+    assert (table.version, table.rounds_played) == (saved.version, saved.rounds_played)
+    assert current is not None and current.round_id == saved.round_id
+
+
+def test_readers_in_threads_never_answer_stale_nor_change_what_they_hold(
+    stores: StoreFactory, store: Store
+) -> None:
+    table_id = seat_p2p_table(store.app, auto_confirm=True)
+    store.app.p2p_table_with_round(table_id)
+    other = stores.open().app
+    played, stop = [0], threading.Event()
+    problems: list[str] = []
+    held: list[tuple[Any, int, Any, int]] = []
+
+    def read() -> None:
+        while not stop.is_set():
+            floor = played[0]  # saved before this read began
+            table, current = store.app.p2p_table_with_round(table_id)
+            if table.rounds_played < floor:
+                problems.append(f"stale: {table.rounds_played} rounds, {floor} saved")
+            if (None if current is None else current.round_id) != table.round_id:
+                problems.append("the round is not the table's")
+            held.append((table, table.version, current, current and current.version))
+
+    readers = [threading.Thread(target=read) for _ in range(4)]
+    for reader in readers:
+        reader.start()
+    try:
+        for n in range(1, 9):  # dan's 100 points deal ten rounds at a type I table
+            play_round(other, table_id)
+            played[0] = n
+    finally:
+        stop.set()
+        for reader in readers:
+            reader.join()
+    for table, version, current, current_version in held:
+        if table.version != version or (current and current.version) != current_version:
+            problems.append("an answer already given changed")
+    assert problems == [] and len(held) > 8, problems[:5]
