@@ -14,7 +14,7 @@ from domain.player import Player, load_player
 from domain.protection import Protection, find_protection
 from domain.seam import CommandSeam
 from domain.tables.table import Table, load_table
-from domain.unit import Unit
+from domain.unit import Unit, answering_unit
 from domain.wallet import Wallet, load_wallet
 
 T = TypeVar("T", P2PTable, Table)
@@ -55,6 +55,11 @@ class CasinoQueries(CommandSeam):
 
     def round(self, round_id: str) -> Round:
         return round_of(self.reading(), round_id)
+
+    def round_as_answered(self, round_id: str) -> Round:
+        """The round, as the command whose answer is being shaped left it (its unit:
+        domain/unit.py, `answering`); outside an answer, as `round` reads it."""
+        return round_of(answering_unit() or self.reading(), round_id)
 
     def p2p_table(self, table_id: str) -> P2PTable:
         return load_p2p_table(self.reading(), table_id)

@@ -43,7 +43,7 @@ from domain.player import Player
 from domain.receipt import ReceiptRecord
 from domain.receipt_answers import ReceiptAnswers
 from domain.seam_steps import Look, Pause, Save, Snapshots, Steps
-from domain.unit import MemoryBox, SecretBox, Unit, project
+from domain.unit import MemoryBox, SecretBox, Unit, answering, project
 from domain.wallet import Wallet, check_postings_balance
 
 T = TypeVar("T")
@@ -227,7 +227,10 @@ class CommandSeam(ReceiptAnswers):
                 if stale:
                     continue
                 raise
-            answer = receipt.render(result) if receipt is not None else None
+            answer = None
+            if receipt is not None:
+                with answering(unit):
+                    answer = receipt.render(result)
             aggregates = unit.aggregates()
             records = self._receipts(receipt, answer, aggregates)
             # A decision on an aggregate only read (the save will not check it) is taken

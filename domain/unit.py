@@ -8,7 +8,9 @@ owns it (`domain/baccarat/p2p.py`, `domain/rounds.py`, ...).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
@@ -92,6 +94,26 @@ class Unit:
 
     def aggregates(self) -> list[Aggregate]:
         return list(self._aggregates.values())
+
+
+# The unit of the command whose answer is being shaped (domain/seam.py), if any.
+_answering: ContextVar[Unit | None] = ContextVar("answering", default=None)
+
+
+@contextmanager
+def answering(unit: Unit) -> Iterator[None]:
+    """While a command's answer is shaped: an answer that shows another aggregate than
+    the command's result (a table's coup in play) reads it through `answering_unit`,
+    so it shows it as this command left it, not as the store had it before."""
+    token = _answering.set(unit)
+    try:
+        yield
+    finally:
+        _answering.reset(token)
+
+
+def answering_unit() -> Unit | None:
+    return _answering.get()
 
 
 def project(aggregate: Any, events: Iterable[Any]) -> Any:

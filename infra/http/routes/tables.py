@@ -32,10 +32,11 @@ AT_A_TABLE = (e.UnknownTable, e.UnknownPlayer, e.RoundInterrupted)
 
 
 def _table(app: CasinoApplication) -> Callable[[Table], dict[str, Any]]:
-    """How a table is answered: with its coup in play, if any, as a round."""
+    """How a table is answered: with its coup in play, if any, as a round, as the
+    command left it."""
 
     def view(table: Table) -> dict[str, Any]:
-        coup = round_view(app.round(table.round_id)) if table.round_id else None
+        coup = round_view(app.round_as_answered(table.round_id)) if table.round_id else None
         return table_view(table, coup)
 
     return view

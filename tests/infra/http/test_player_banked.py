@@ -313,3 +313,18 @@ def test_a_retry_spelling_the_same_query_another_way_is_the_same_request(
         assert retry.status_code == 200, retry.text
         assert retry.headers["Idempotent-Replayed"] == "true"
     assert len(every_store_event(store)) == events
+
+
+def test_leaving_while_owing_a_choice_answers_the_coup_as_the_system_left_it(
+    api: Api,
+) -> None:
+    table_id = table(api, "chemin_de_fer", "ann", "bob")
+    bank(api, table_id, "ann", "100.00")
+    round_id = coup(api, table_id, ["2", "10", "3", "5", "4"])  # punto 5, banker 5; a 4
+    bet(api, round_id, "bob", "punto", "20.00")
+    in_play = deal(api, round_id)
+    assert in_play["next"]["player_id"] == "bob"
+    left = api.post(f"/v1/tables/{table_id}/leave", {"player_id": "bob"})
+    assert left.status_code == 200, left.text
+    answered = left.json()["current_round"]
+    assert answered == api.get(f"/v1/rounds/{round_id}").json()
