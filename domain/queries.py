@@ -10,9 +10,12 @@ from uuid import UUID
 
 from domain.any_round import Round, round_of
 from domain.baccarat.p2p import P2PTable, load_p2p_table
+from domain.baccarat.round import BaccaratRound
+from domain.blackjack.round import BlackjackRound
 from domain.player import Player, load_player
 from domain.protection import Protection, find_protection
 from domain.seam import CommandSeam
+from domain.tables.coup import Coup
 from domain.tables.table import Table, load_table
 from domain.unit import Unit, answering_unit
 from domain.wallet import Wallet, load_wallet
@@ -57,9 +60,15 @@ class CasinoQueries(CommandSeam):
         return round_of(self.reading(), round_id)
 
     def round_as_answered(self, round_id: str) -> Round:
-        """The round, as the command whose answer is being shaped left it (its unit:
-        domain/unit.py, `answering`); outside an answer, as `round` reads it."""
-        return round_of(answering_unit() or self.reading(), round_id)
+        """The round as the command whose answer is being shaped left it, if that
+        command holds it (domain/unit.py: `answering`); else as `round` reads it. A
+        round only shown is never loaded into the command: it would be checked for
+        staleness, and cached, as though the command had decided on it."""
+        unit, key = answering_unit(), _uuid_or_none(round_id)
+        held = None if unit is None or key is None else unit.held(key)
+        if isinstance(held, BaccaratRound | BlackjackRound | Coup):
+            return held
+        return self.round(round_id)
 
     def p2p_table(self, table_id: str) -> P2PTable:
         return load_p2p_table(self.reading(), table_id)

@@ -84,6 +84,10 @@ class Unit:
         # Ids are public: one of another kind (a table id sent as a round id) is not found.
         return aggregate if isinstance(aggregate, cls) else None
 
+    def held(self, aggregate_id: UUID) -> Aggregate | None:
+        """The aggregate if this unit loaded or added it already, as it stands in it."""
+        return self._aggregates.get(aggregate_id)
+
     def sealing(self) -> SecretBox:
         """The box a command seals a new round's secrets with."""
         assert self.box is not None, "a query opens no round"
@@ -103,8 +107,9 @@ _answering: ContextVar[Unit | None] = ContextVar("answering", default=None)
 @contextmanager
 def answering(unit: Unit) -> Iterator[None]:
     """While a command's answer is shaped: an answer that shows another aggregate than
-    the command's result (a table's coup in play) reads it through `answering_unit`,
-    so it shows it as this command left it, not as the store had it before."""
+    the command's result (a table's coup in play) asks `answering_unit` whether the
+    command holds it, so it shows it as this command left it, not as the store had it
+    before."""
     token = _answering.set(unit)
     try:
         yield

@@ -1,13 +1,19 @@
 """Seats raced for at a multi-player table, on both stores (rules.md 2.2): two players
-racing for one seat get it once; one player racing for two seats gets one."""
+racing for one seat get it once; one player racing for two seats gets one; a sit
+racing a bet on the coup in play costs neither a second attempt."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from domain.errors import AlreadyAtTable, SeatTaken
+from domain.outcome import Receipt
+from domain.seam_steps import Look, Save, Snapshots
 from domain.tables.table import Table
+from infra.http.routes.tables import _table
 from infra.store.store import Store
 
 
@@ -61,3 +67,74 @@ def test_one_player_racing_for_two_seats_gets_one(store: Store) -> None:
         seats = store.app.table(table_id).seats
         assert list(seats.values()) == [f"cat{attempt}"]
         assert store.app.player(f"cat{attempt}").table_seats == {table_id: next(iter(seats))}
+
+
+class Retries:
+    """The seam's observer, keeping only its retries."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def finished(self, command: str, outcome: str) -> None: ...
+
+    def retried(self, command: str, reason: str) -> None:
+        self.seen.append((command, reason))
+
+    def saved(self, events: int) -> None: ...
+
+    def snapshot_failed(self) -> None: ...
+
+
+def coup_in_play(store: Store) -> tuple[str, str]:
+    """A chemin de fer table, ann banking, bob betting; the table's and coup's ids."""
+    app = store.app
+    for player_id in ("ann", "bob", "cat", "dan"):
+        app.register_player(player_id, player_id)
+    opened = app.open_table("chemin_de_fer", "real").result
+    assert opened is not None
+    table_id = opened.table_id
+    for player_id, seat in (("ann", "1"), ("bob", "2"), ("cat", "3")):
+        app.deposit(player_id, "real", 100_000)
+        app.sit_at_table(table_id, player_id, seat)
+    app.deposit("dan", "real", 100_000)
+    app.put_up_bank(table_id, "ann", 10_000)
+    coup = app.open_coup(table_id).result
+    assert coup is not None
+    app.place_bet(coup.round_id, "punto", 1_000, "bob")
+    return table_id, coup.round_id
+
+
+def to_the_save(steps: Any, sent: Any = None) -> Save:
+    step = steps.send(sent)
+    while not isinstance(step, Save):
+        assert isinstance(step, Look), step
+        step = steps.send(step.read(*step.args))
+    return step
+
+
+def to_the_end(steps: Any, ids: list[int]) -> Any:
+    with contextlib.suppress(StopIteration):
+        step = steps.send(ids)
+        while True:
+            assert isinstance(step, Snapshots), step
+            step = steps.send(None)
+
+
+def test_a_sit_answered_with_the_coup_neither_waits_on_it_nor_caches_it_stale(
+    store: Store,
+) -> None:
+    """The coup a sit's answer shows is not the sit's: a bet landing on it between the
+    sit's decision and its save makes the sit run again no more than the next bet."""
+    app = store.app
+    table_id, round_id = coup_in_play(store)
+    retries = Retries()
+    app.observe(retries)
+    receipt = Receipt("sit-key", "fingerprint", _table(app))
+    sit = app.sit_at_table.steps(receipt, table_id, "dan", "4")
+    save = to_the_save(sit)
+    app.place_bet(round_id, "punto", 2_000, "cat")  # saved first
+    to_the_end(sit, app.submit(save).result())
+    app.place_bet(round_id, "punto", 1_000, "dan")
+    assert retries.seen == []
+    assert app.round(round_id).bets == {"bob": {"punto": 1_000}, "cat": {"punto": 2_000},
+                                        "dan": {"punto": 1_000}}  # fmt: skip
