@@ -315,10 +315,17 @@ class CommandSeam(ReceiptAnswers):
         return done
 
     def _cache(self, processing: ProcessingEvent[UUID]) -> None:
-        """Saved aggregates into the commands' cache, as the library's own save does."""
-        if self.repository.cache is not None and not self.repository.fastforward:
+        """Saved aggregates into the commands' cache, as the library's own save does,
+        but never over a newer copy: an aggregate the command only read may have been
+        moved on by a command saved meanwhile, whose copy is already cached (put back,
+        the older one would make the next command on it conflict and run again)."""
+        cache = self.repository.cache
+        if cache is not None and not self.repository.fastforward:
             for aggregate_id, aggregate in processing.aggregates.items():
-                self.repository.cache.put(aggregate_id, aggregate)
+                with contextlib.suppress(KeyError):
+                    if cache.get(aggregate_id).version > aggregate.version:
+                        continue
+                cache.put(aggregate_id, aggregate)
 
     def _looked_up(self, receipt: Receipt[T] | None) -> Generator[Look, Any, Outcome[T] | None]:
         """The outcome a key's receipt answers with, looked up by the driver; None

@@ -138,3 +138,21 @@ def test_a_sit_answered_with_the_coup_neither_waits_on_it_nor_caches_it_stale(
     assert retries.seen == []
     assert app.round(round_id).bets == {"bob": {"punto": 1_000}, "cat": {"punto": 2_000},
                                         "dan": {"punto": 1_000}}  # fmt: skip
+
+
+def test_a_bet_that_only_read_the_table_leaves_the_newer_table_a_sit_saved_meanwhile(
+    store: Store,
+) -> None:
+    app = store.app
+    table_id, round_id = coup_in_play(store)
+    app.register_player("eve", "eve")
+    retries = Retries()
+    app.observe(retries)
+    bet = app.place_bet.steps(Receipt("bet-key", "fingerprint", lambda _: {}), round_id,
+                              "punto", 2_000, "cat")  # fmt: skip
+    save = to_the_save(bet)  # decided on the table as it was
+    app.sit_at_table(table_id, "dan", "4")  # saved first: the table moves on
+    to_the_end(bet, app.submit(save).result())
+    app.sit_at_table(table_id, "eve", "5")
+    assert retries.seen == []
+    assert sorted(app.table(table_id).seats.values()) == ["ann", "bob", "cat", "dan", "eve"]
