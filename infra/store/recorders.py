@@ -106,6 +106,16 @@ def next_seal(
     return sealer.seal(positions, stored, previous, receipts)
 
 
+def _stored_event(row: dict[str, Any]) -> StoredEvent:
+    """An event as the library's recorder reads it (its dict rows, bytea as bytes)."""
+    return StoredEvent(
+        originator_id=row["originator_id"],
+        originator_version=row["originator_version"],
+        topic=row["topic"],
+        state=bytes(row["state"]),
+    )
+
+
 # The plain data_exception schema.py's expect_log_top raises for a tampered log.
 TAMPERED_SQLSTATE = "22000"
 
@@ -144,15 +154,7 @@ class SingleTripRecorder(KeepsReceipts, PostgresApplicationRecorder):
         params = [originator_id, *(value for value in (gt, lte, limit) if value is not None)]
         with self.datastore.get_connection() as connection, connection.cursor() as cursor:
             cursor.execute(statement, params, prepare=True)
-            return [
-                StoredEvent(
-                    originator_id=row["originator_id"],
-                    originator_version=row["originator_version"],
-                    topic=row["topic"],
-                    state=bytes(row["state"]),
-                )
-                for row in cursor.fetchall()
-            ]
+            return [_stored_event(row) for row in cursor.fetchall()]
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def select_newer(
@@ -174,14 +176,7 @@ class SingleTripRecorder(KeepsReceipts, PostgresApplicationRecorder):
             return None
         newer: dict[UUID, list[StoredEvent]] = {key: [] for key in versions}
         for row in rows:
-            newer[row["originator_id"]].append(
-                StoredEvent(
-                    originator_id=row["originator_id"],
-                    originator_version=row["originator_version"],
-                    topic=row["topic"],
-                    state=bytes(row["state"]),
-                )
-            )
+            newer[row["originator_id"]].append(_stored_event(row))
         return newer
 
     def _newer_sql(self, count: int) -> bytes:
