@@ -14,7 +14,6 @@ lost and never applied twice. Retries, batching and sharding belong here.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import random
 import time
@@ -32,6 +31,7 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.utils import EnvType
 
+from domain.command_cache import cache_saved, forget
 from domain.errors import (
     ConcurrencyExhausted,
     DomainError,
@@ -249,7 +249,7 @@ class CommandSeam(ReceiptAnswers):
             try:
                 ids = yield save
             except IntegrityError:
-                self._forget(aggregates)
+                forget(self.repository, aggregates)
                 if replay := (yield from self._looked_up(receipt)):
                     return replay  # The save failed on the key: a repeated request.
                 reason = "conflict"  # Another command saved first: again, on fresh state.
@@ -257,7 +257,7 @@ class CommandSeam(ReceiptAnswers):
                 continue
             except (OperationalError, InterfaceError):
                 reason = "connection"
-                self._forget(aggregates)
+                forget(self.repository, aggregates)
                 if receipt is None:
                     raise  # Without a receipt we cannot tell whether the save landed.
                 look_first = True  # The receipt tells next time round whether it landed.
@@ -302,7 +302,9 @@ class CommandSeam(ReceiptAnswers):
         """Insert a save's events: through the group commit when it is on, else now."""
         if self._committer is not None:
             return self._committer.save(
-                save.stored, save.receipts, lambda: self._cache(save.processing)
+                save.stored,
+                save.receipts,
+                lambda: cache_saved(self.repository, save.processing.aggregates),
             )
         done: Future[list[int]] = Future()
         try:
@@ -310,22 +312,9 @@ class CommandSeam(ReceiptAnswers):
         except Exception as error:
             done.set_exception(error)
         else:
-            self._cache(save.processing)
+            cache_saved(self.repository, save.processing.aggregates)
             done.set_result(ids)
         return done
-
-    def _cache(self, processing: ProcessingEvent[UUID]) -> None:
-        """Saved aggregates into the commands' cache, as the library's own save does,
-        but never over a newer copy: an aggregate the command only read may have been
-        moved on by a command saved meanwhile, whose copy is already cached (put back,
-        the older one would make the next command on it conflict and run again)."""
-        cache = self.repository.cache
-        if cache is not None and not self.repository.fastforward:
-            for aggregate_id, aggregate in processing.aggregates.items():
-                with contextlib.suppress(KeyError):
-                    if cache.get(aggregate_id).version > aggregate.version:
-                        continue
-                cache.put(aggregate_id, aggregate)
 
     def _looked_up(self, receipt: Receipt[T] | None) -> Generator[Look, Any, Outcome[T] | None]:
         """The outcome a key's receipt answers with, looked up by the driver; None
@@ -358,14 +347,8 @@ class CommandSeam(ReceiptAnswers):
                 aggregate.id, gt=unit.loaded_versions[aggregate.id], limit=1
             )
         ]
-        self._forget(stale)
+        forget(self.repository, stale)
         return bool(stale)
-
-    def _forget(self, aggregates: list[Aggregate]) -> None:
-        if self.repository.cache is not None:
-            for aggregate in aggregates:
-                with contextlib.suppress(KeyError):
-                    self.repository.cache.get(aggregate.id, evict=True)
 
     def _back_off_seconds(self, attempt: int) -> float:
         # Exponential, with full jitter so that racing commands do not collide again in step.
