@@ -5,6 +5,13 @@ Both copies live in the same kind of store, so they sort keys alike. The live
 table is read a page at a time in primary-key order; the rebuilt copy's rows in
 the same key range are read beside it, and the two pages compared. Memory stays
 bounded by the page, whatever the size of the table.
+
+On PostgreSQL both copies are schemas of one database, and `compared_in_the_database`
+has the server compare them, in one snapshot that holds both: a merge join of each
+table with its copy on their primary keys, read in key order (no memory but the
+rows that differ, and only a few examples of them come back). It names what differs
+in the same words and the same examples, in a fifth of the time (the 200,000-event
+log of benchmarks/bench_audit.py: 4.3 s against 0.8 s, docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -52,15 +59,64 @@ def _table_differences(
         if upto is None:
             break
         after = upto
+    return _named(
+        table, [(len(found), found[:EXAMPLES_MAX]) for found in (only_live, only_rebuilt, changed)]
+    )
+
+
+# The kinds of difference, in the order they are named; the numbers are the database's.
+KINDS = ("only in the live read model", "only in the rebuild", "that differ")
+
+
+def _named(table: str, found: list[tuple[int, list[Key]]]) -> list[str]:
+    """Each kind of difference (in KINDS' order) found, as its count and examples."""
     return [
-        f"{table}: {len(found)} rows {what}, e.g. {found[:EXAMPLES_MAX]}"
-        for found, what in (
-            (only_live, "only in the live read model"),
-            (only_rebuilt, "only in the rebuild"),
-            (changed, "that differ"),
-        )
-        if found
+        f"{table}: {count} rows {what}, e.g. {examples}"
+        for (count, examples), what in zip(found, KINDS, strict=True)
+        if count
     ]
+
+
+def compared_in_the_database(
+    cursor: Cursor, rebuilt_schema: str, tables: dict[str, tuple[str, ...]]
+) -> list[str]:
+    """`differences`, with the live tables those of the cursor's schema and the rebuilt
+    ones those of `rebuilt_schema` in the same PostgreSQL database, both read in the
+    cursor's transaction. A table whose columns do not match its copy's fails here
+    (psycopg.Error): compare it with `differences` instead."""
+    # Both tables are in key order on their primary key's index: a merge join reads
+    # them side by side. A hash join held one in memory, spilling past work_mem.
+    cursor.execute("SET LOCAL enable_hashjoin = off")
+    found = []
+    for table, keys in tables.items():
+        cursor.execute(_differing(table, keys, rebuilt_schema))
+        counts: list[int] = [0] * len(KINDS)
+        examples: list[list[Key]] = [[] for _ in KINDS]
+        for kind, count, *key in cursor.fetchall():
+            counts[kind] = count
+            examples[kind].append(tuple(key))
+        found += _named(table, list(zip(counts, examples, strict=True)))
+    return found
+
+
+def _differing(table: str, keys: tuple[str, ...], rebuilt_schema: str) -> str:
+    """Of the rows that differ, each kind's count (0, 1, 2 as in KINDS) and first few
+    keys in key order; a primary key's columns are never null, so a missing row shows
+    as a null first key."""
+    first, columns = keys[0], ", ".join(keys)
+    joined = " AND ".join(f"live.{key} = rebuilt.{key}" for key in keys)
+    either = ", ".join(f"COALESCE(live.{key}, rebuilt.{key}) AS {key}" for key in keys)
+    return (
+        f"WITH differing AS (SELECT CASE WHEN rebuilt.{first} IS NULL THEN 0"
+        f" WHEN live.{first} IS NULL THEN 1 ELSE 2 END AS kind, {either}"
+        f" FROM {table} AS live FULL JOIN {rebuilt_schema}.{table} AS rebuilt ON {joined}"
+        f" WHERE live.{first} IS NULL OR rebuilt.{first} IS NULL"
+        " OR ROW(live.*) IS DISTINCT FROM ROW(rebuilt.*)),"
+        f" counted AS (SELECT kind, {columns}, count(*) OVER (PARTITION BY kind) AS count,"
+        f" row_number() OVER (PARTITION BY kind ORDER BY {columns}) AS nth FROM differing)"
+        f" SELECT kind, count, {columns} FROM counted WHERE nth <= {EXAMPLES_MAX}"
+        " ORDER BY kind, nth"
+    )
 
 
 def _by_key(found: list[Sequence[Any]], keys: tuple[str, ...]) -> dict[Key, Sequence[Any]]:

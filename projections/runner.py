@@ -307,9 +307,11 @@ def empty(cursor: Cursor) -> None:
     _set_position(cursor, 0)
 
 
-def position_in(cursor: Cursor) -> int:
-    """The position the read models include, read in the transaction given."""
-    cursor.execute("SELECT position FROM projection_tracking WHERE projection = ?", (NAME,))
+def position_in(cursor: Cursor, schema: str | None = None) -> int:
+    """The position the read models include, read in the transaction given (those of
+    another PostgreSQL schema of the same database, given one)."""
+    table = "projection_tracking" if schema is None else f"{schema}.projection_tracking"
+    cursor.execute(f"SELECT position FROM {table} WHERE projection = ?", (NAME,))
     row = cursor.fetchone()
     return int(row[0]) if row else 0
 

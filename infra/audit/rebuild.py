@@ -21,17 +21,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from infra.audit.decoding import EventDecoder
 from infra.audit.pages import AggregateIds, log_pages, prefetched, read_log
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.store import Store
 from projections.base import Cursor, Database, insert_rows
-from projections.check import differences, pages
+from projections.check import compared_in_the_database, differences, pages
 from projections.runner import TABLES, NotificationReader, Projector, all_schemas, position_in
 
 SCRATCH_POOL_SIZE = 2
 SCRATCH_BATCH_SIZE = 5000
 SWAP_ATTEMPTS_MAX = 20  # The live projector may move on between catching up and locking.
+# The same, between the scratch copy catching up and the snapshot both are compared in;
+# then the snapshot is held while the scratch copy catches up (`compare`).
+SAME_POSITION_ATTEMPTS = 5
 # New objects between two runs of Python's cyclic collector while reading the log.
 GC_OBJECTS_BETWEEN_COLLECTIONS = 100_000
 
@@ -81,6 +86,12 @@ def compare(store: Store, scratch: Projector, progress: Callable[[int], None]) -
     compare the two. The scratch copy may have been fed part of the way already
     (`Projector.feed`); one that went past the live models (rebuilt meanwhile) is
     not used: a fresh rebuild is compared instead."""
+    if isinstance(store.database, PostgresDatabase) and isinstance(
+        scratch.database, PostgresDatabase
+    ):
+        compared = _compared_in_the_database(store, scratch, scratch.database.schema, progress)
+        if compared is not None:
+            return compared
     with store.database.snapshot() as live:
         position = position_in(live)
         ahead = scratch.position() > position
@@ -92,6 +103,32 @@ def compare(store: Store, scratch: Projector, progress: Callable[[int], None]) -
     if ahead:  # (outside the snapshot: the fresh rebuild takes one of its own)
         return rebuild(store, progress, replace=False)
     return Comparison(position, found)
+
+
+def _compared_in_the_database(
+    store: Store, scratch: Projector, schema: str, progress: Callable[[int], None]
+) -> Comparison | None:
+    """On PostgreSQL: the scratch copy brought up to the live read models' position,
+    then both compared by the server in one snapshot (projections/check.py:
+    compared_in_the_database), once they stand at the same position in it. None if
+    the live models kept moving on, if the scratch copy is ahead of them, or if the
+    server cannot compare a table with its copy (a live table altered): `compare`
+    then compares in Python as before, which names each of these as it always has."""
+    for _ in range(SAME_POSITION_ATTEMPTS):
+        with store.database.read() as cursor:
+            target = position_in(cursor)
+        if scratch.position() > target:
+            return None
+        while applied := scratch.apply_next_batch(up_to=target):
+            progress(applied)
+        try:
+            with store.database.snapshot() as live:
+                position = position_in(live)
+                if position == position_in(live, schema):
+                    return Comparison(position, compared_in_the_database(live, schema, TABLES))
+        except psycopg.Error:
+            return None
+    return None
 
 
 class Aside:
