@@ -16,7 +16,7 @@ log of benchmarks/bench_audit.py: 4.3 s against 0.8 s, docs/architecture.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from projections.base import Cursor
@@ -79,11 +79,17 @@ def _named(table: str, found: list[tuple[int, list[Key]]]) -> list[str]:
 
 def compared_in_the_database(
     cursor: Cursor, rebuilt_schema: str, tables: dict[str, tuple[str, ...]]
-) -> list[str]:
+) -> list[str] | None:
     """`differences`, with the live tables those of the cursor's schema and the rebuilt
     ones those of `rebuilt_schema` in the same PostgreSQL database, both read in the
-    cursor's transaction. A table whose columns do not match its copy's fails here
-    (psycopg.Error): compare it with `differences` instead."""
+    cursor's transaction; None, to compare with `differences` instead, unless every
+    live table has exactly its copy's columns (names, order, types and collations).
+    The server's equality is then Python's: a live column given a collation under
+    which two different texts are equal (an insider's ALTER TABLE), or an extra
+    column, would compare as equal here, and do not under `differences`."""
+    live, rebuilt = (_columns(cursor, schema, tables) for schema in (None, rebuilt_schema))
+    if live != rebuilt:
+        return None
     # Both tables are in key order on their primary key's index: a merge join reads
     # them side by side. A hash join held one in memory, spilling past work_mem.
     cursor.execute("SET LOCAL enable_hashjoin = off")
@@ -97,6 +103,21 @@ def compared_in_the_database(
             examples[kind].append(tuple(key))
         found += _named(table, list(zip(counts, examples, strict=True)))
     return found
+
+
+def _columns(cursor: Cursor, schema: str | None, tables: Iterable[str]) -> list[Sequence[Any]]:
+    """Every column of the tables (or views) in a schema (the cursor's, given None), in
+    order, with its type and collation."""
+    names = list(tables)
+    cursor.execute(
+        "SELECT table_name, ordinal_position, column_name, data_type, collation_schema,"
+        " collation_name FROM information_schema.columns"
+        " WHERE table_schema = COALESCE(?::text, current_schema())"
+        f" AND table_name IN ({', '.join('?' * len(names))})"
+        " ORDER BY table_name, ordinal_position",
+        [schema, *names],
+    )
+    return [tuple(row) for row in cursor.fetchall()]
 
 
 def _differing(table: str, keys: tuple[str, ...], rebuilt_schema: str) -> str:

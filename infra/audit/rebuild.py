@@ -112,8 +112,9 @@ def _compared_in_the_database(
     then both compared by the server in one snapshot (projections/check.py:
     compared_in_the_database), once they stand at the same position in it. None if
     the live models kept moving on, if the scratch copy is ahead of them, or if the
-    server cannot compare a table with its copy (a live table altered): `compare`
-    then compares in Python as before, which names each of these as it always has."""
+    server cannot compare a table with its copy as Python does (a live table
+    altered): `compare` then compares in Python as before, which names each of these
+    as it always has."""
     for _ in range(SAME_POSITION_ATTEMPTS):
         with store.database.read() as cursor:
             target = position_in(cursor)
@@ -125,7 +126,8 @@ def _compared_in_the_database(
             with store.database.snapshot() as live:
                 position = position_in(live)
                 if position == position_in(live, schema):
-                    return Comparison(position, compared_in_the_database(live, schema, TABLES))
+                    found = compared_in_the_database(live, schema, TABLES)
+                    return None if found is None else Comparison(position, found)
         except psycopg.Error:
             return None
     return None

@@ -74,3 +74,27 @@ def test_a_live_table_altered_behind_the_store_is_still_compared(
     found = compare_with_rebuild(store, lambda _: None).differences
     assert len(wallets) == 2  # her real and play wallets
     assert found == [f"wallet_index: 2 rows that differ, e.g. {wallets}"]
+
+
+def test_a_live_column_made_blind_to_a_forgery_still_shows_it(
+    postgres_stores: StoreFactory,
+) -> None:
+    """An insider gives a live column a collation under which 'ANN' equals 'ann', then
+    rewrites the value: the server would find the rows equal, Python does not."""
+    store = postgres_stores.open()
+    store.app.register_player("ann", "Ann")
+    store.projector.catch_up()
+    schema = store.postgres_schema
+    with store.database.write() as cursor:
+        cursor.execute(
+            f"CREATE COLLATION IF NOT EXISTS {schema}.blind"
+            " (provider = icu, locale = 'und-u-ks-level2', deterministic = false)"
+        )
+        cursor.execute(
+            f"ALTER TABLE wallet_index ALTER COLUMN player_id TYPE TEXT COLLATE {schema}.blind"
+        )
+        cursor.execute("UPDATE wallet_index SET player_id = 'ANN'")
+        cursor.execute("SELECT count(*) FROM wallet_index WHERE player_id = 'ann'")
+        assert cursor.fetchone() == (2,)  # equal to the true value, under that collation
+    found = compare_with_rebuild(store, lambda _: None).differences
+    assert len(found) == 1 and found[0].startswith("wallet_index: 2 rows that differ")
