@@ -77,25 +77,42 @@ def _named(table: str, found: list[tuple[int, list[Key]]]) -> list[str]:
     ]
 
 
-def compared_in_the_database(
-    cursor: Cursor, rebuilt_schema: str, tables: dict[str, tuple[str, ...]]
-) -> list[str] | None:
-    """`differences`, with the live tables those of the cursor's schema and the rebuilt
-    ones those of `rebuilt_schema` in the same PostgreSQL database, both read in the
-    cursor's transaction; None, to compare with `differences` instead, unless every
-    live table has exactly its copy's columns (names, order, types and collations).
-    The server's equality is then Python's: a live column given a collation under
-    which two different texts are equal (an insider's ALTER TABLE), or an extra
-    column, would compare as equal here, and do not under `differences`."""
-    live, rebuilt = (_columns(cursor, schema, tables) for schema in (None, rebuilt_schema))
-    if live != rebuilt:
+def comparable_in_the_database(
+    cursor: Cursor, rebuilt_schema: str, tables: Iterable[str]
+) -> str | None:
+    """Whether the server may compare the cursor's schema with `rebuilt_schema`, as
+    Python would: the live schema's name (quoted), and the transaction's search path
+    then pg_catalog alone, or None to compare with `differences` instead. To be the
+    first thing read in a READ ONLY transaction: nothing of the live schema's runs
+    before it (a view's function), and nothing of it can write to the copy after.
+
+    Every live relation must be a plain table exactly like its copy: the same columns
+    in order, of the same types (by oid: a domain over BIGINT is not BIGINT), typmods,
+    collations (one under which 'ANN' equals 'ann' would hide a rewrite) and NOT NULLs,
+    the same primary key, no row security. With the search path pg_catalog's, no
+    operator of the live schema's (an `=` between a domain and BIGINT) is chosen."""
+    names = list(tables)
+    live = _shape(cursor, None, names)
+    if live is None or live != _shape(cursor, rebuilt_schema, names):
         return None
+    cursor.execute("SELECT pg_catalog.quote_ident(pg_catalog.current_schema())")
+    found = cursor.fetchone()
+    cursor.execute("SET LOCAL search_path = pg_catalog")
+    return None if found is None else str(found[0])
+
+
+def compared_in_the_database(
+    cursor: Cursor, live_schema: str, rebuilt_schema: str, tables: dict[str, tuple[str, ...]]
+) -> list[str]:
+    """`differences`, with the live tables those of `live_schema` and the rebuilt ones
+    those of `rebuilt_schema` in the same PostgreSQL database, both read in the
+    cursor's transaction, once `comparable_in_the_database` said yes."""
     # Both tables are in key order on their primary key's index: a merge join reads
     # them side by side. A hash join held one in memory, spilling past work_mem.
     cursor.execute("SET LOCAL enable_hashjoin = off")
     found = []
     for table, keys in tables.items():
-        cursor.execute(_differing(table, keys, rebuilt_schema))
+        cursor.execute(_differing(f"{live_schema}.{table}", f"{rebuilt_schema}.{table}", keys))
         counts: list[int] = [0] * len(KINDS)
         examples: list[list[Key]] = [[] for _ in KINDS]
         for kind, count, *key in cursor.fetchall():
@@ -105,22 +122,30 @@ def compared_in_the_database(
     return found
 
 
-def _columns(cursor: Cursor, schema: str | None, tables: Iterable[str]) -> list[Sequence[Any]]:
-    """Every column of the tables (or views) in a schema (the cursor's, given None), in
-    order, with its type and collation."""
-    names = list(tables)
+def _shape(cursor: Cursor, schema: str | None, tables: list[str]) -> list[Sequence[Any]] | None:
+    """Each table of the names in a schema (the cursor's, given None): its row security
+    and primary key's columns, and each of its columns, in order; None unless each
+    name is a plain table there."""
     cursor.execute(
-        "SELECT table_name, ordinal_position, column_name, data_type, collation_schema,"
-        " collation_name FROM information_schema.columns"
-        " WHERE table_schema = COALESCE(?::text, current_schema())"
-        f" AND table_name IN ({', '.join('?' * len(names))})"
-        " ORDER BY table_name, ordinal_position",
-        [schema, *names],
+        "SELECT c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity,"
+        " (SELECT k.conkey::text FROM pg_catalog.pg_constraint AS k"
+        "  WHERE k.conrelid = c.oid AND k.contype = 'p'),"
+        " a.attname, a.atttypid, a.atttypmod, a.attcollation, a.attnotnull"
+        " FROM pg_catalog.pg_class AS c"
+        " JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace"
+        " JOIN pg_catalog.pg_attribute AS a ON a.attrelid = c.oid"
+        " AND a.attnum > 0 AND NOT a.attisdropped"
+        " WHERE n.nspname = COALESCE(?::text, pg_catalog.current_schema())"
+        f" AND c.relname IN ({', '.join('?' * len(tables))})"
+        " ORDER BY c.relname, a.attnum",
+        [schema, *tables],
     )
-    return [tuple(row) for row in cursor.fetchall()]
+    rows: list[Sequence[Any]] = [tuple(row) for row in cursor.fetchall()]
+    kinds = {(row[0], row[1]) for row in rows}
+    return rows if kinds == {(table, "r") for table in tables} else None
 
 
-def _differing(table: str, keys: tuple[str, ...], rebuilt_schema: str) -> str:
+def _differing(live_table: str, rebuilt_table: str, keys: tuple[str, ...]) -> str:
     """Of the rows that differ, each kind's count (0, 1, 2 as in KINDS) and first few
     keys in key order; a primary key's columns are never null, so a missing row shows
     as a null first key."""
@@ -130,7 +155,7 @@ def _differing(table: str, keys: tuple[str, ...], rebuilt_schema: str) -> str:
     return (
         f"WITH differing AS (SELECT CASE WHEN rebuilt.{first} IS NULL THEN 0"
         f" WHEN live.{first} IS NULL THEN 1 ELSE 2 END AS kind, {either}"
-        f" FROM {table} AS live FULL JOIN {rebuilt_schema}.{table} AS rebuilt ON {joined}"
+        f" FROM {live_table} AS live FULL JOIN {rebuilt_table} AS rebuilt ON {joined}"
         f" WHERE live.{first} IS NULL OR rebuilt.{first} IS NULL"
         " OR ROW(live.*) IS DISTINCT FROM ROW(rebuilt.*)),"
         f" counted AS (SELECT kind, {columns}, count(*) OVER (PARTITION BY kind) AS count,"

@@ -307,10 +307,13 @@ def empty(cursor: Cursor) -> None:
     _set_position(cursor, 0)
 
 
+TRACKING = "projection_tracking"  # the read models' position, a table of its own
+
+
 def position_in(cursor: Cursor, schema: str | None = None) -> int:
     """The position the read models include, read in the transaction given (those of
-    another PostgreSQL schema of the same database, given one)."""
-    table = "projection_tracking" if schema is None else f"{schema}.projection_tracking"
+    a PostgreSQL schema named, given one)."""
+    table = TRACKING if schema is None else f"{schema}.{TRACKING}"
     cursor.execute(f"SELECT position FROM {table} WHERE projection = ?", (NAME,))
     row = cursor.fetchone()
     return int(row[0]) if row else 0

@@ -5,11 +5,14 @@ exactly what the page-by-page compare in Python says."""
 
 from __future__ import annotations
 
+import psycopg
+import pytest
+
 from infra.audit.rebuild import compare_with_rebuild, scratch_projector
 from infra.store.database import PostgresDatabase
 from infra.store.store import Store
-from projections.check import compared_in_the_database, differences
-from projections.runner import TABLES
+from projections.check import comparable_in_the_database, compared_in_the_database, differences
+from projections.runner import TABLES, TRACKING
 from tests.conftest import StoreFactory
 
 PLAYERS = ("ann", "bob", "cat", "dan", "eve")
@@ -52,9 +55,12 @@ def test_the_server_names_what_the_compare_in_python_names(
     with scratch_projector(store) as scratch:
         scratch.catch_up(up_to=store.projector.position())
         assert isinstance(scratch.database, PostgresDatabase)
+        schema = scratch.database.schema
         with store.database.snapshot() as live, scratch.database.read() as rebuilt:
             in_python = differences(live, rebuilt, TABLES)
-            on_the_server = compared_in_the_database(live, scratch.database.schema, TABLES)
+            live_schema = comparable_in_the_database(live, schema, (*TABLES, TRACKING))
+            assert live_schema is not None
+            on_the_server = compared_in_the_database(live, live_schema, schema, TABLES)
     assert len(in_python) == 3
     assert on_the_server == in_python
 
@@ -98,3 +104,67 @@ def test_a_live_column_made_blind_to_a_forgery_still_shows_it(
         assert cursor.fetchone() == (2,)  # equal to the true value, under that collation
     found = compare_with_rebuild(store, lambda _: None).differences
     assert len(found) == 1 and found[0].startswith("wallet_index: 2 rows that differ")
+
+
+def forged_balances(store: Store) -> Store:
+    """Two players' real-money balances in the live read model set to a million."""
+    for player in PLAYERS[:2]:
+        store.app.register_player(player, player.title())
+        store.app.deposit(player, "real", 500)
+    store.projector.catch_up()
+    with store.database.write() as cursor:
+        cursor.execute("UPDATE wallet_balances SET balance_cents = 1000000 WHERE mode = 'real'")
+    return store
+
+
+FORGED_BALANCES = ["wallet_balances: 2 rows that differ, e.g. [('ann', 'real'), ('bob', 'real')]"]
+
+
+def test_an_equality_of_the_insiders_own_does_not_hide_a_forgery(
+    postgres_stores: StoreFactory,
+) -> None:
+    """A domain over BIGINT, with an `=` against BIGINT that is always true, in the
+    live schema: the server's row comparison would choose it over BIGINT's own."""
+    store = forged_balances(postgres_stores.open())
+    schema = store.postgres_schema
+    with store.database.write() as cursor:
+        cursor.execute(f"CREATE DOMAIN {schema}.cents AS BIGINT")
+        cursor.execute(
+            f"CREATE FUNCTION {schema}.same(a {schema}.cents, b BIGINT) RETURNS BOOLEAN"
+            " LANGUAGE sql IMMUTABLE AS 'SELECT true'"
+        )
+        cursor.execute(
+            f"CREATE OPERATOR {schema}.= (LEFTARG = {schema}.cents, RIGHTARG = BIGINT,"
+            f" FUNCTION = {schema}.same)"
+        )
+        cursor.execute(f"ALTER TABLE wallet_balances ALTER balance_cents TYPE {schema}.cents")
+    assert compare_with_rebuild(store, lambda _: None).differences == FORGED_BALANCES
+
+
+def test_a_view_of_the_insiders_cannot_rewrite_the_rebuild(
+    postgres_stores: StoreFactory,
+) -> None:
+    """The read models' position behind a view whose function copies the forged live
+    rows over the rebuild's, in whatever transaction reads it: the live store is only
+    read in transactions that cannot write."""
+    store = forged_balances(postgres_stores.open())
+    schema = store.postgres_schema
+    with store.database.write() as cursor:
+        cursor.execute("ALTER TABLE projection_tracking RENAME TO projection_tracking_real")
+        cursor.execute(
+            f"""CREATE FUNCTION {schema}.fool() RETURNS BOOLEAN LANGUAGE plpgsql VOLATILE AS $$
+            DECLARE s TEXT;
+            BEGIN
+              FOR s IN SELECT nspname FROM pg_namespace WHERE nspname LIKE 'rebuild_%%' LOOP
+                EXECUTE format('UPDATE %%I.wallet_balances r SET balance_cents = l.balance_cents'
+                  ' FROM {schema}.wallet_balances l'
+                  ' WHERE r.player_id = l.player_id AND r.mode = l.mode', s);
+              END LOOP;
+              RETURN true;
+            END $$"""
+        )
+        cursor.execute(
+            "CREATE VIEW projection_tracking AS SELECT * FROM projection_tracking_real WHERE fool()"
+        )
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+        compare_with_rebuild(store, lambda _: None)
