@@ -215,6 +215,7 @@ def rebuild(
 ) -> None:
     """Rebuild every read model from the events: first aside, to compare with the live
     ones; then, where they differ, swap the rebuild in, in one transaction."""
+    from infra.audit.rebuild import NotPlainTables
     from infra.audit.rebuild import rebuild as rebuild_read_models
 
     store = open_configured_store(settings_or_exit(), existing=True)
@@ -223,6 +224,9 @@ def rebuild(
             comparison = rebuild_read_models(store, advance, replace=not check)
     except ProjectionFailed as failed:
         typer.echo(f"cannot rebuild: {failed.detail}", err=True)
+        raise typer.Exit(DISCREPANCY) from None
+    except NotPlainTables as tampered:  # a discrepancy: never compared, never replaced
+        typer.echo(f"cannot rebuild: {tampered}", err=True)
         raise typer.Exit(DISCREPANCY) from None
     finally:
         store.close()

@@ -26,23 +26,30 @@ EXAMPLES_MAX = 3
 Key = tuple[Any, ...]
 
 
-def differences(live: Cursor, rebuilt: Cursor, tables: dict[str, tuple[str, ...]]) -> list[str]:
-    """What differs, table by table, named with a few example keys; empty if nothing."""
+def differences(
+    live: Cursor,
+    rebuilt: Cursor,
+    tables: dict[str, tuple[str, ...]],
+    live_schema: str | None = None,
+) -> list[str]:
+    """What differs, table by table, named with a few example keys; empty if nothing.
+    The live tables are those of `live_schema` (quoted), given one."""
     found = []
     for table, keys in tables.items():
-        found += _table_differences(live, rebuilt, table, keys)
+        live_table = table if live_schema is None else f"{live_schema}.{table}"
+        found += _table_differences(live, rebuilt, table, keys, live_table)
     return found
 
 
 def _table_differences(
-    live: Cursor, rebuilt: Cursor, table: str, keys: tuple[str, ...]
+    live: Cursor, rebuilt: Cursor, table: str, keys: tuple[str, ...], live_table: str
 ) -> list[str]:
     only_live: list[Key] = []
     only_rebuilt: list[Key] = []
     changed: list[Key] = []
     after: Key | None = None
     while True:
-        live_rows = _rows(live, table, keys, after, None, PAGE_ROWS)
+        live_rows = _rows(live, live_table, keys, after, None, PAGE_ROWS)
         upto = tuple(live_rows[-1][: len(keys)]) if len(live_rows) == PAGE_ROWS else None
         rebuilt_rows = _rows(rebuilt, table, keys, after, upto, None)
         # Both in key order: equal lists, the usual case, are equal pages, found without
@@ -78,27 +85,48 @@ def _named(table: str, found: list[tuple[int, list[Key]]]) -> list[str]:
 
 
 def comparable_in_the_database(
-    cursor: Cursor, rebuilt_schema: str, tables: Iterable[str]
-) -> str | None:
-    """Whether the server may compare the cursor's schema with `rebuilt_schema`, as
-    Python would: the live schema's name (quoted), and the transaction's search path
-    then pg_catalog alone, or None to compare with `differences` instead. To be the
-    first thing read in a READ ONLY transaction: nothing of the live schema's runs
-    before it (a view's function), and nothing of it can write to the copy after.
+    cursor: Cursor, live_schema: str, rebuilt_schema: str, tables: Iterable[str]
+) -> bool:
+    """Whether the server may compare the tables of `live_schema` with those of
+    `rebuilt_schema` (both by name, as configured: never the session's current schema,
+    which a function of the live schema's can move) as Python would. To be the first
+    thing done in a READ ONLY transaction, which it leaves with the search path
+    pg_catalog alone and every table locked against change: nothing of the live
+    schema's runs before it (a view's function), nothing of it can write to the copy
+    after, and no table can be swapped for another between this check and the compare.
 
     Every live relation must be a plain table exactly like its copy: the same columns
     in order, of the same types (by oid: a domain over BIGINT is not BIGINT), typmods,
     collations (one under which 'ANN' equals 'ann' would hide a rewrite) and NOT NULLs,
-    the same primary key, no row security. With the search path pg_catalog's, no
-    operator of the live schema's (an `=` between a domain and BIGINT) is chosen."""
+    the same primary key, no row security, no child tables. With the search path
+    pg_catalog's, no operator of the live schema's (an `=` between a domain and
+    BIGINT) is chosen."""
     names = list(tables)
-    live = _shape(cursor, None, names)
-    if live is None or live != _shape(cursor, rebuilt_schema, names):
-        return None
-    cursor.execute("SELECT pg_catalog.quote_ident(pg_catalog.current_schema())")
-    found = cursor.fetchone()
+    pin(cursor, (live_schema, rebuilt_schema), names)
+    live = _shape(cursor, live_schema, names)
+    return live is not None and live == _shape(cursor, rebuilt_schema, names)
+
+
+def pin(cursor: Cursor, schemas: Iterable[str], tables: list[str]) -> None:
+    """The transaction's search path pg_catalog alone, and the tables of each schema
+    locked against change (first in a READ ONLY transaction, before any query)."""
     cursor.execute("SET LOCAL search_path = pg_catalog")
-    return None if found is None else str(found[0])
+    # A lock, unlike a query, takes no snapshot: the snapshot the checks and the
+    # compare read is taken after it, and DDL waits until the compare is over.
+    locked = ", ".join(f"{quoted(schema)}.{table}" for schema in schemas for table in tables)
+    cursor.execute(f"LOCK TABLE {locked} IN ACCESS SHARE MODE")
+
+
+def plain_tables(cursor: Cursor, schema: str, tables: list[str]) -> bool:
+    """Whether each name is a plain table in the schema (no view, whose functions
+    would run as it is read, and could hide rows or move the session's search path)."""
+    return _shape(cursor, schema, tables) is not None
+
+
+def quoted(name: str) -> str:
+    """An SQL identifier, double-quoted (what psycopg.sql.Identifier writes, without
+    needing a connection to write it)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def compared_in_the_database(
@@ -122,12 +150,13 @@ def compared_in_the_database(
     return found
 
 
-def _shape(cursor: Cursor, schema: str | None, tables: list[str]) -> list[Sequence[Any]] | None:
-    """Each table of the names in a schema (the cursor's, given None): its row security
-    and primary key's columns, and each of its columns, in order; None unless each
-    name is a plain table there."""
+def _shape(cursor: Cursor, schema: str, tables: list[str]) -> list[Sequence[Any]] | None:
+    """Each table of the names in a schema: its row security, child tables and primary
+    key's columns, and each of its columns, in order; None unless each name is a
+    plain table there."""
     cursor.execute(
         "SELECT c.relname, c.relkind, c.relrowsecurity, c.relforcerowsecurity,"
+        " c.relhassubclass,"
         " (SELECT k.conkey::text FROM pg_catalog.pg_constraint AS k"
         "  WHERE k.conrelid = c.oid AND k.contype = 'p'),"
         " a.attname, a.atttypid, a.atttypmod, a.attcollation, a.attnotnull"
@@ -135,7 +164,7 @@ def _shape(cursor: Cursor, schema: str | None, tables: list[str]) -> list[Sequen
         " JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace"
         " JOIN pg_catalog.pg_attribute AS a ON a.attrelid = c.oid"
         " AND a.attnum > 0 AND NOT a.attisdropped"
-        " WHERE n.nspname = COALESCE(?::text, pg_catalog.current_schema())"
+        " WHERE n.nspname = ?"
         f" AND c.relname IN ({', '.join('?' * len(tables))})"
         " ORDER BY c.relname, a.attnum",
         [schema, *tables],

@@ -33,6 +33,9 @@ from projections.check import (
     compared_in_the_database,
     differences,
     pages,
+    pin,
+    plain_tables,
+    quoted,
 )
 from projections.runner import (
     TABLES,
@@ -101,25 +104,32 @@ def compare(store: Store, scratch: Projector, progress: Callable[[int], None]) -
     if isinstance(store.database, PostgresDatabase) and isinstance(
         scratch.database, PostgresDatabase
     ):
-        compared = _compared_in_the_database(store, scratch, scratch.database.schema, progress)
+        compared = _compared_in_the_database(
+            store, scratch, store.database.schema, scratch.database.schema, progress
+        )
         if compared is not None:
             return compared
     with store.database.snapshot() as live:
         _read_only(store, live)
-        position = position_in(live)
+        live_schema = _pinned(store, live)
+        position = position_in(live, live_schema)
         ahead = scratch.position() > position
         if not ahead:
             while applied := scratch.apply_next_batch(up_to=position):
                 progress(applied)
             with scratch.database.read() as rebuilt:
-                found = differences(live, rebuilt, TABLES)
+                found = differences(live, rebuilt, TABLES, live_schema)
     if ahead:  # (outside the snapshot: the fresh rebuild takes one of its own)
         return rebuild(store, progress, replace=False)
     return Comparison(position, found)
 
 
 def _compared_in_the_database(
-    store: Store, scratch: Projector, schema: str, progress: Callable[[int], None]
+    store: Store,
+    scratch: Projector,
+    live_schema: str,
+    schema: str,
+    progress: Callable[[int], None],
 ) -> Comparison | None:
     """On PostgreSQL: the scratch copy brought up to the live read models' position,
     then both compared by the server in one snapshot (projections/check.py:
@@ -131,7 +141,7 @@ def _compared_in_the_database(
     for _ in range(SAME_POSITION_ATTEMPTS):
         with store.database.read() as cursor:
             _read_only(store, cursor)
-            target = position_in(cursor)
+            target = position_in(cursor, _pinned(store, cursor))
         if scratch.position() > target:
             return None
         while applied := scratch.apply_next_batch(up_to=target):
@@ -139,16 +149,37 @@ def _compared_in_the_database(
         try:
             with store.database.snapshot() as live:
                 _read_only(store, live)
-                live_schema = comparable_in_the_database(live, schema, (*TABLES, TRACKING))
-                if live_schema is None:
+                if not comparable_in_the_database(live, live_schema, schema, (*TABLES, TRACKING)):
                     return None
-                position = position_in(live, live_schema)
-                if position == position_in(live, schema):
-                    found = compared_in_the_database(live, live_schema, schema, TABLES)
+                live_name, rebuilt_name = quoted(live_schema), quoted(schema)
+                position = position_in(live, live_name)
+                if position == position_in(live, rebuilt_name):
+                    found = compared_in_the_database(live, live_name, rebuilt_name, TABLES)
                     return Comparison(position, found)
         except psycopg.Error:
             return None
     return None
+
+
+class NotPlainTables(Exception):
+    """A live read model that is not a plain table: nothing is read through it."""
+
+
+def _pinned(store: Store, live: Cursor) -> str | None:
+    """On PostgreSQL, the live schema's name (quoted) to read its tables by, with the
+    search path pinned and the tables locked (projections/check.py: pin), once each
+    is a plain table; NotPlainTables if one is not (a view in its place, whose
+    function could move the session's search path to a decoy schema, or write)."""
+    if not isinstance(store.database, PostgresDatabase):
+        return None
+    schema, names = store.database.schema, [*TABLES, TRACKING]
+    pin(live, (schema,), names)
+    if not plain_tables(live, schema, names):
+        raise NotPlainTables(
+            f"the read models in schema {schema} are not all plain tables: one was"
+            " replaced behind the store's back (a view?), and nothing is read through it"
+        )
+    return quoted(schema)
 
 
 def _read_only(store: Store, cursor: Cursor) -> None:

@@ -5,13 +5,20 @@ exactly what the page-by-page compare in Python says."""
 
 from __future__ import annotations
 
-import psycopg
 import pytest
+from typer.testing import CliRunner
 
-from infra.audit.rebuild import compare_with_rebuild, scratch_projector
+from infra.audit.rebuild import NotPlainTables, compare_with_rebuild, scratch_projector
+from infra.audit.verify import verify
+from infra.cli import app
 from infra.store.database import PostgresDatabase
 from infra.store.store import Store
-from projections.check import comparable_in_the_database, compared_in_the_database, differences
+from projections.check import (
+    comparable_in_the_database,
+    compared_in_the_database,
+    differences,
+    quoted,
+)
 from projections.runner import TABLES, TRACKING
 from tests.conftest import StoreFactory
 
@@ -58,9 +65,11 @@ def test_the_server_names_what_the_compare_in_python_names(
         schema = scratch.database.schema
         with store.database.snapshot() as live, scratch.database.read() as rebuilt:
             in_python = differences(live, rebuilt, TABLES)
-            live_schema = comparable_in_the_database(live, schema, (*TABLES, TRACKING))
-            assert live_schema is not None
-            on_the_server = compared_in_the_database(live, live_schema, schema, TABLES)
+            live_schema = store.database.schema
+            assert comparable_in_the_database(live, live_schema, schema, (*TABLES, TRACKING))
+            on_the_server = compared_in_the_database(
+                live, quoted(live_schema), quoted(schema), TABLES
+            )
     assert len(in_python) == 3
     assert on_the_server == in_python
 
@@ -166,5 +175,56 @@ def test_a_view_of_the_insiders_cannot_rewrite_the_rebuild(
         cursor.execute(
             "CREATE VIEW projection_tracking AS SELECT * FROM projection_tracking_real WHERE fool()"
         )
-    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+    with pytest.raises(NotPlainTables):
         compare_with_rebuild(store, lambda _: None)
+    with store.database.read() as cursor:  # and the view's function never ran
+        cursor.execute("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'rebuild_%%'")
+        assert cursor.fetchone() == (0,)
+
+
+def test_a_view_of_the_insiders_cannot_move_the_compare_to_a_decoy_schema(
+    postgres_stores: StoreFactory,
+) -> None:
+    """A view on the tracking table whose function, in read-only transactions only,
+    moves the session's search path to a schema of honest copies: the live store's
+    tables are read by their schema's name, and never through a view."""
+    store = forged_balances(postgres_stores.open())
+    schema = store.postgres_schema
+    with store.database.write() as cursor:
+        cursor.execute(f"CREATE SCHEMA {schema}_decoy")
+        for table in (*TABLES, TRACKING):
+            cursor.execute(f"CREATE TABLE {schema}_decoy.{table} (LIKE {table} INCLUDING ALL)")
+            cursor.execute(f"INSERT INTO {schema}_decoy.{table} SELECT * FROM {table}")
+        cursor.execute(f"UPDATE {schema}_decoy.wallet_balances SET balance_cents = 500")
+        cursor.execute("ALTER TABLE projection_tracking RENAME TO projection_tracking_real")
+        cursor.execute(
+            f"CREATE FUNCTION {schema}.poison() RETURNS BOOLEAN LANGUAGE sql VOLATILE AS"
+            " $$ SELECT CASE WHEN current_setting('transaction_read_only') = 'on' THEN"
+            f" pg_catalog.set_config('search_path', '{schema}_decoy', false) IS NOT NULL"
+            " ELSE true END $$"
+        )
+        cursor.execute(
+            "CREATE VIEW projection_tracking AS"
+            f" SELECT * FROM {schema}.projection_tracking_real WHERE {schema}.poison()"
+        )
+    try:
+        with pytest.raises(NotPlainTables):
+            compare_with_rebuild(store, lambda _: None)
+    finally:
+        with store.database.write() as cursor:
+            cursor.execute(f"DROP SCHEMA {schema}_decoy CASCADE")
+
+
+def test_verify_and_the_rebuild_command_name_a_read_model_behind_a_view(
+    postgres_stores: StoreFactory,
+) -> None:
+    store = forged_balances(postgres_stores.open())
+    with store.database.write() as cursor:
+        cursor.execute("ALTER TABLE wallet_balances RENAME TO wallet_balances_real")
+        cursor.execute("CREATE VIEW wallet_balances AS SELECT * FROM wallet_balances_real")
+    report = verify(store, None, lambda _: None, processes=False)
+    assert any("not all plain tables" in problem for problem in report.problems), report.problems
+    env = {"CASINO_DATABASE_URL": store.url, "CASINO_POSTGRES_SCHEMA": store.postgres_schema}
+    result = CliRunner().invoke(app, ["projections", "rebuild", "--check"], env=env)
+    assert result.exit_code == 1
+    assert "cannot rebuild: the read models in schema" in result.output
