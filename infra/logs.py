@@ -28,6 +28,9 @@ QUIET_LOGGERS = {
     "psycopg.pool": logging.WARNING,
     "httpx": logging.WARNING,  # a line per request a test client makes
 }
+# The level configured last: a line below it is dropped by structlog anyway, so a
+# caller that makes one at some cost (the request line) can skip making it.
+_level = logging.NOTSET
 
 
 class CurrentStdout(logging.StreamHandler):  # type: ignore[type-arg]
@@ -43,7 +46,8 @@ class CurrentStdout(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 def configure_logging(level: str = "info") -> None:
-    number = logging.getLevelNamesMapping()[level.upper()]
+    global _level
+    number = _level = logging.getLevelNamesMapping()[level.upper()]
     structlog.configure(
         processors=[
             *SHARED_PROCESSORS,
@@ -78,3 +82,8 @@ def configure_logging(level: str = "info") -> None:
 def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:
     logger: structlog.typing.FilteringBoundLogger = structlog.get_logger(name)
     return logger
+
+
+def enabled(level: int) -> bool:
+    """Whether a line at `level` is written (as configured last)."""
+    return level >= _level
