@@ -43,14 +43,14 @@ class StrictJsonBodies:
             return
         messages, body = await _read_whole(receive)
         if messages[-1]["type"] != "http.request" or not body:
-            await self.app(scope, _replay(messages, receive), send)  # disconnected, or empty
+            await self.app(scope, replay(messages, receive), send)  # disconnected, or empty
             return
         try:
             scope.setdefault("state", {})[PARSED_BODY] = parse_strictly(body)
         except Problem as problem:
             scope["state"][BODY_PROBLEM] = problem
             messages = [{"type": "http.request", "body": PLACEHOLDER, "more_body": False}]
-        await self.app(scope, _replay(messages, receive), send)
+        await self.app(scope, replay(messages, receive), send)
 
 
 def parse_strictly(body: bytes) -> Any:
@@ -144,7 +144,7 @@ async def _read_whole(receive: Receive) -> tuple[list[Message], bytes]:
     return messages, b"".join(chunks)
 
 
-def _replay(messages: list[Message], receive: Receive) -> Receive:
+def replay(messages: list[Message], receive: Receive) -> Receive:
     queue = list(messages)
 
     async def replayed() -> Message:
