@@ -33,12 +33,22 @@ def copied(value: Any, memo: dict[int, Any]) -> Any:
     if id(value) in memo:
         return memo[id(value)]
     if kind is list:
-        new_list: list[Any] = []
+        if _IMMUTABLE.issuperset(map(type, value)):  # a shoe's cards: copied in C
+            new_list: list[Any] = value.copy()
+            memo[id(value)] = new_list
+            return new_list
+        new_list = []
         memo[id(value)] = new_list
         new_list.extend(copied(item, memo) for item in value)
         return new_list
     if kind is dict:
-        new_dict: dict[Any, Any] = {}
+        if _IMMUTABLE.issuperset(map(type, value)) and _IMMUTABLE.issuperset(
+            map(type, value.values())
+        ):
+            new_dict: dict[Any, Any] = value.copy()
+            memo[id(value)] = new_dict
+            return new_dict
+        new_dict = {}
         memo[id(value)] = new_dict
         for key, item in value.items():
             new_dict[copied(key, memo)] = copied(item, memo)

@@ -76,7 +76,7 @@ class Allow:
                 "forbidden_role",
                 f"the {principal.role} role may not do this; it needs: {', '.join(self.roles)}",
             )
-        raise_body_problem(request.state)
+        raise_body_problem(request.scope)
         return principal
 
 

@@ -92,8 +92,8 @@ _UNREADABLE = object()
 def _parsed(request: Request, body: bytes) -> Any:
     """The body's JSON value: as StrictJsonBodies parsed it already, else parsed here
     (a body not declared JSON); _UNREADABLE when it is not JSON at all."""
-    parsed = getattr(request.state, PARSED_BODY, _UNREADABLE)
-    if parsed is not _UNREADABLE:
+    parsed = request.scope.get("state", {}).get(PARSED_BODY, _UNREADABLE)
+    if parsed is not _UNREADABLE or not body:  # no body (a deal): nothing to parse
         return parsed
     try:
         return json.loads(body)

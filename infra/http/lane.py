@@ -82,7 +82,7 @@ class CommandLane:
             await self.app(scope, receive, send)
             return
         route, params = found
-        body: Any = scope["state"].get(PARSED_BODY, Undefined)
+        body: Any = scope.get("state", {}).get(PARSED_BODY, Undefined)
         messages: list[Message] = []
         if route.takes_body and body is Undefined:
             message = await receive()  # BodySizeLimit and StrictJsonBodies read it whole

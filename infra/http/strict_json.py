@@ -72,9 +72,9 @@ def parse_strictly(body: bytes) -> Any:
     return value
 
 
-def raise_body_problem(state: Any) -> None:
+def raise_body_problem(scope: Scope) -> None:
     """Raise the problem the body was found to have, if any (after authentication)."""
-    problem = getattr(state, BODY_PROBLEM, None)
+    problem = scope.get("state", {}).get(BODY_PROBLEM)
     if isinstance(problem, Problem):
         raise problem
 
