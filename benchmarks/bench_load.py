@@ -15,7 +15,8 @@ Last, the p99 of `GET /v1/p2p/tables/{id}` once its table has played 1,500 round
 The load generator is bounded and lean: one asyncio task per client, each with
 one keep-alive connection and one request in flight, written and read as plain
 HTTP/1.1 so the generator's own CPU stays small beside the server's (both share
-this machine). Each point runs BENCH_LOAD_SECONDS (default 3). BENCH_LOAD=0 skips
+this machine). Each point runs BENCH_LOAD_SECONDS (default 3), in each of
+BENCH_LOAD_REPEATS passes (default 3); each figure is the median of its passes. BENCH_LOAD=0 skips
 the section; BENCH_LOAD_CLIENTS (default 1,4,16,64) and BENCH_LOAD_WORKERS
 (`casino serve --workers`, default 0: the option is not passed) change it.
 """
@@ -54,6 +55,7 @@ CLIENTS = tuple(
     min(100, max(1, int(n))) for n in os.environ.get("BENCH_LOAD_CLIENTS", "1,4,16,64").split(",")
 )
 WORKERS = min(16, max(0, int(os.environ.get("BENCH_LOAD_WORKERS", "0"))))
+REPEATS = min(9, max(1, int(os.environ.get("BENCH_LOAD_REPEATS", "3"))))
 HISTORY_ROUNDS = 1500  # the table the GET's p99 is measured at has played this many
 GETS = 300
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -335,6 +337,36 @@ WORKLOADS: tuple[tuple[str, Step], ...] = (
 )
 
 
+def one_pass(port: int, pid: int, cast: Cast, pgbench: str | None, schema: str) -> dict[str, float]:
+    """Every client count's pgbench and workloads, once each."""
+    figures: dict[str, float] = {}
+    for clients in CLIENTS:
+        saves = pgbench_saves_per_second(pgbench, schema, clients) if pgbench else 0.0
+        figures[f"c{clients}_pgbench_saves_per_s"] = saves
+        for name, step in WORKLOADS:
+            cpu = tree_cpu_seconds(pid)
+            tally = asyncio.run(drive(port, cast, clients, step, SECONDS))
+            cpu = tree_cpu_seconds(pid) - cpu
+            commands, rounds, p50, p99 = figures_of(tally)
+            figures[f"c{clients}_{name}_commands_per_s"] = commands
+            figures[f"c{clients}_{name}_server_cpu_ms_per_command"] = (
+                cpu * 1000 / len(tally.latencies)
+            )
+            if rounds:
+                figures[f"c{clients}_{name}_rounds_per_s"] = rounds
+            figures[f"c{clients}_{name}_p50_ms"] = p50
+            figures[f"c{clients}_{name}_p99_ms"] = p99
+            if saves:
+                figures[f"c{clients}_{name}_ratio_to_pgbench"] = commands / saves
+    return figures
+
+
+def medians(passes: list[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over the passes that have it (pgbench may fail once)."""
+    names = dict.fromkeys(name for one in passes for name in one)
+    return {name: statistics.median(one[name] for one in passes if name in one) for name in names}
+
+
 def run() -> dict[str, float]:
     if not ENABLED:
         return {}
@@ -356,24 +388,15 @@ def run() -> dict[str, float]:
         cast = set_up(store, max(CLIENTS))
         store.close()
         with serving(schema, keys) as (port, pid):
-            for clients in CLIENTS:
-                saves = pgbench_saves_per_second(pgbench, schema, clients) if pgbench else 0.0
-                figures[f"c{clients}_pgbench_saves_per_s"] = saves
-                for name, step in WORKLOADS:
-                    cpu = tree_cpu_seconds(pid)
-                    tally = asyncio.run(drive(port, cast, clients, step, SECONDS))
-                    cpu = tree_cpu_seconds(pid) - cpu
-                    commands, rounds, p50, p99 = figures_of(tally)
-                    figures[f"c{clients}_{name}_commands_per_s"] = commands
-                    figures[f"c{clients}_{name}_server_cpu_ms_per_command"] = (
-                        cpu * 1000 / len(tally.latencies)
-                    )
-                    if rounds:
-                        figures[f"c{clients}_{name}_rounds_per_s"] = rounds
-                    figures[f"c{clients}_{name}_p50_ms"] = p50
-                    figures[f"c{clients}_{name}_p99_ms"] = p99
-                    if saves:
-                        figures[f"c{clients}_{name}_ratio_to_pgbench"] = commands / saves
+            # Each pass measures every point once, pgbench beside it; a figure is the
+            # median over the passes (this machine's drift moves single runs by a fifth).
+            passes = [one_pass(port, pid, cast, pgbench, schema) for _ in range(REPEATS)]
+            names = dict.fromkeys(
+                name for figures_of_a_pass in passes for name in figures_of_a_pass
+            )
+            figures = {
+                name: statistics.median(p[name] for p in passes if name in p) for name in names
+            }
             figures["get_p2p_table_after_1500_rounds_p99_ms"] = asyncio.run(
                 table_read_p99(port, cast)
             )
