@@ -77,7 +77,9 @@ class CommandLane:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.routes is None:  # every route is in by the first request
             self.routes = _lane_routes(self.api)
-        found = _route_of(self.routes, scope) if scope["type"] == "http" else None
+        # Dependencies overridden (a test may, at any time): FastAPI resolves each request.
+        laned = scope["type"] == "http" and not self.api.dependency_overrides
+        found = _route_of(self.routes, scope) if laned else None
         if found is None or BODY_PROBLEM in scope.get("state", {}):
             await self.app(scope, receive, send)
             return
@@ -112,8 +114,12 @@ class CommandLane:
             await response(scope, receive, sending)
         except Exception as error:
             handler = _handler_for(self.api, error)
-            if handler is None or started:
+            if handler is None:
                 raise  # the server-error handler's, as past FastAPI's exception middleware
+            if started:  # as Starlette's exception middleware says it
+                raise RuntimeError(
+                    "Caught handled exception, but response already started."
+                ) from error
             answer = await _call(handler, request, error)
             await answer(scope, receive, sending)
 
@@ -155,7 +161,7 @@ def _lane_routes(api: FastAPI) -> dict[tuple[str, int], list[LaneRoute]]:
         route = context.original_route
         if not isinstance(route, APIRoute) or not _answers_with_a_response(context.endpoint):
             continue
-        if not _simple(context.dependant, context.dependency_overrides_provider):
+        if not _simple(context.dependant):
             continue
         if context.body_field is not None and not _json_body(context.body_field):
             continue
@@ -194,12 +200,10 @@ def _answers_with_a_response(endpoint: Any) -> bool:
     return returns_response and inspect.iscoroutinefunction(endpoint)
 
 
-def _simple(dependant: Dependant, overrides: Any) -> bool:
+def _simple(dependant: Dependant) -> bool:
     """A route whose dependencies each take the request alone and are awaited (a
     role check, a command's key), and whose parameters are its path and body (and the
     request): what `_respond` solves as FastAPI would."""
-    if getattr(overrides, "dependency_overrides", None):
-        return False  # overridden dependencies are FastAPI's to resolve
     if dependant.request_param_name is None or _extras(dependant):
         return False
     if dependant.query_params or dependant.header_params or dependant.cookie_params:
@@ -250,7 +254,8 @@ def _handler_for(api: FastAPI, error: Exception) -> Handler | None:
     exception middleware looks it up; never the catch-all (500) handler, which sits
     outside every middleware."""
     handlers = api.exception_handlers
-    if isinstance(error, HTTPException) and error.status_code in handlers:
+    # A 500 handler, like the catch-all, is the server-error middleware's (Starlette).
+    if isinstance(error, HTTPException) and error.status_code in handlers.keys() - {500}:
         return typing.cast(Handler, handlers[error.status_code])
     for kind in type(error).__mro__:
         if kind is Exception:

@@ -154,7 +154,13 @@ class BodySizeLimit:
             if not exceeded:
                 await send(message)
 
-        await self.app(scope, counted, send_unless_exceeded)
+        try:
+            await self.app(scope, counted, send_unless_exceeded)
+        except Exception:
+            # What the cut-off body made fail (a route reading it whole meets a
+            # disconnect) is the 413's to answer; any other failure is the app's own.
+            if not exceeded:
+                raise
         if exceeded:
             await self._refuse(scope, receive, send)
 

@@ -17,7 +17,9 @@ from fastapi.testclient import TestClient
 
 from infra.config import load_settings
 from infra.http.app import create_app
+from infra.http.idempotency import service_command
 from infra.http.lane import CommandLane
+from infra.http.problems import Problem
 from tests.conftest import StoreFactory
 
 SERVICE = {"Authorization": "Bearer dev-service"}
@@ -132,3 +134,20 @@ def test_every_answer_is_the_same_with_and_without_the_lane(
     assert {200, 201, 400, 401, 403, 404, 405, 409, 422} <= statuses
     assert len(taken) >= len(REQUESTS) // 2  # only the laned app's requests are counted
     assert "/v1/rounds/unknown/deal/" not in taken  # no route's: FastAPI's 404
+
+
+def test_dependencies_overridden_after_start_are_used(
+    apps: tuple[TestClient, TestClient],
+) -> None:
+    laned = apps[0]
+
+    async def refuse() -> None:
+        raise Problem(418, "overridden", "a test's stand-in")
+
+    laned.app.dependency_overrides[service_command] = refuse  # type: ignore[attr-defined]
+    answer = laned.post(
+        "/v1/players/alice/deposits",
+        headers={**SERVICE, **JSON, "Idempotency-Key": "o1"},
+        content=b'{"mode": "real", "amount": "1.00"}',
+    )
+    assert (answer.status_code, answer.json()["code"]) == (418, "overridden")
