@@ -262,8 +262,11 @@ class SingleTripRecorder(KeepsReceipts, ComposedReads, PostgresApplicationRecord
         kinds = ["text", "text", "text", "bigint", "bigint[]", "uuid[]", "bigint[]", "text[]",
                  "bytea[]", "uuid[]", "text[]", "text[]", "bytea[]", "text[]", "bigint[]",
                  "bigint", "bigint", "bigint", "text", "text", "text", "text", "text"]  # fmt: skip
-        # Bytes (events' states, receipts' answers) go in binary, as they are.
-        marks = ", ".join(f"%{'b' if kind == 'bytea[]' else 's'}::{kind}" for kind in kinds)
+        # The arrays go in binary: the events' states and the receipts' answers as
+        # they are, and ids, versions and topics at a fraction of the text form's cost
+        # (40-element lists dumped by psycopg: 63 against 13 us for UUIDs, 72 against
+        # 12 for strings; it was a fifth of the committer thread's time, py-spy).
+        marks = ", ".join(f"%{'b' if kind.endswith('[]') else 's'}::{kind}" for kind in kinds)
         return SQL("SELECT {}.save_sealed(" + marks + ")").format(Identifier(self.datastore.schema))
 
     def _script(self, count: int, receipts: int) -> Composed:
