@@ -16,8 +16,8 @@ The load generator is bounded and lean: one asyncio task per client, each with
 one keep-alive connection and one request in flight, written and read as plain
 HTTP/1.1 so the generator's own CPU stays small beside the server's (both share
 this machine). Each point runs BENCH_LOAD_SECONDS (default 3), in each of
-BENCH_LOAD_REPEATS passes (default 3); each figure is the median of its passes. BENCH_LOAD=0 skips
-the section; BENCH_LOAD_CLIENTS (default 1,4,16,64) and BENCH_LOAD_WORKERS
+BENCH_LOAD_REPEATS passes (default 3); each figure is the median of its passes.
+BENCH_LOAD=0 skips the section; BENCH_LOAD_CLIENTS (default 1,4,16,64) and BENCH_LOAD_WORKERS
 (`casino serve --workers`, default 0: the option is not passed) change it.
 """
 
@@ -391,12 +391,7 @@ def run() -> dict[str, float]:
             # Each pass measures every point once, pgbench beside it; a figure is the
             # median over the passes (this machine's drift moves single runs by a fifth).
             passes = [one_pass(port, pid, cast, pgbench, schema) for _ in range(REPEATS)]
-            names = dict.fromkeys(
-                name for figures_of_a_pass in passes for name in figures_of_a_pass
-            )
-            figures = {
-                name: statistics.median(p[name] for p in passes if name in p) for name in names
-            }
+            figures = medians(passes)
             figures["get_p2p_table_after_1500_rounds_p99_ms"] = asyncio.run(
                 table_read_p99(port, cast)
             )

@@ -10,16 +10,19 @@ only what FastAPI would do once it has picked the route, with FastAPI's own piec
 
 - the route is the one whose template matches the path and method: no two routes
   can match one path (tests/infra/http/test_routing.py), so no order is needed;
-- its dependencies, path, query and body are solved by FastAPI's own
-  `solve_dependencies`, so refusals, validation and their order are FastAPI's;
+- its dependencies (each taking the request alone) are awaited in order, then its
+  path and body are validated by FastAPI's own `request_params_to_args` and
+  `request_body_to_args`, their errors raised together: what `solve_dependencies`
+  does for a route of that shape, so refusals, validation and their order are FastAPI's;
 - the body is the value StrictJsonBodies parsed (infra/http/strict_json.py), or none;
 - an exception is answered by the app's own handler for it (what Starlette's
   exception middleware does); any other goes on up to the server-error handler.
 
 A request it is not sure of goes to FastAPI untouched, before anything is read or
-run: a route that answers other than with a Response, a body that is not parsed
-JSON (or has a problem to report), a path no route here matches, a method the
-route does not take (405 is FastAPI's to answer).
+run: a route with query, header or cookie parameters or other dependencies, or that
+answers other than with a Response; a body that is not parsed JSON (or has a
+problem to report); a path no route here matches, a method the route does not take
+(405 is FastAPI's to answer); any request while dependencies are overridden.
 """
 
 from __future__ import annotations
@@ -52,16 +55,18 @@ Handler = Callable[[Request, Exception], Any]
 class LaneRoute:
     """One route as FastAPI resolved it (its prefix and its router's dependencies in)."""
 
-    methods: frozenset[str]
-    regex: Pattern[str]
     context: Any  # fastapi.routing.RouteContext: dependant, convertors, the APIRoute
     takes_body: bool
+    # Copied out of the context, whose attributes are forwarded by __getattr__ at
+    # each look: these two are read for every request.
+    regex: Pattern[str]
+    convertors: dict[str, Any]
 
     def params(self, path: str) -> dict[str, Any] | None:
         found = self.regex.match(path)
         if found is None:
             return None
-        convertors = self.context.param_convertors
+        convertors = self.convertors
         return {name: convertors[name].convert(value) for name, value in found.groupdict().items()}
 
 
@@ -80,11 +85,12 @@ class CommandLane:
         # Dependencies overridden (a test may, at any time): FastAPI resolves each request.
         laned = scope["type"] == "http" and not self.api.dependency_overrides
         found = _route_of(self.routes, scope) if laned else None
-        if found is None or BODY_PROBLEM in scope.get("state", {}):
+        state = scope.get("state", {})
+        if found is None or BODY_PROBLEM in state:
             await self.app(scope, receive, send)
             return
         route, params = found
-        body: Any = scope.get("state", {}).get(PARSED_BODY, Undefined)
+        body: Any = state.get(PARSED_BODY, Undefined)
         messages: list[Message] = []
         if route.takes_body and body is Undefined:
             message = await receive()  # BodySizeLimit and StrictJsonBodies read it whole
@@ -166,12 +172,12 @@ def _lane_routes(api: FastAPI) -> dict[tuple[str, int], list[LaneRoute]]:
         if context.body_field is not None and not _json_body(context.body_field):
             continue
         lane = LaneRoute(
-            methods=frozenset(context.methods or ()),
-            regex=context.path_regex,
             context=context,
             takes_body=context.body_field is not None,
+            regex=context.path_regex,
+            convertors=context.param_convertors,
         )
-        for method in lane.methods:
+        for method in context.methods or ():
             routes.setdefault((method, str(context.path_format).count("/")), []).append(lane)
     return routes
 
@@ -219,8 +225,7 @@ def _takes_the_request_alone(dependency: Dependant) -> bool:
         and not (dependency.path_params or dependency.query_params or dependency.body_params)
         and not (dependency.header_params or dependency.cookie_params)
         and dependency.concurrency is None
-        and not inspect.isasyncgenfunction(dependency.call)
-        and _awaited(dependency.call)
+        and _awaited(dependency.call)  # not a generator, which FastAPI enters and exits
     )
 
 
