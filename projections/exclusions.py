@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from projections.base import Cursor, insert_rows, rows
+from projections.base import Cursor, delete_rows, insert_rows, rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS exclusions (
@@ -34,9 +34,7 @@ class Exclusions:
 
     def flush(self, cursor: Cursor) -> None:
         if self.latest:
-            cursor.executemany(
-                "DELETE FROM exclusions WHERE player_id = ?", [(p,) for p in self.latest]
-            )
+            delete_rows(cursor, "exclusions", "player_id", sorted(self.latest))
         insert_rows(
             cursor,
             "exclusions",

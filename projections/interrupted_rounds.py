@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.blackjack import round as topics
-from projections.base import Cursor, insert_rows, rows
+from projections.base import Cursor, delete_rows, insert_rows, rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS interrupted_rounds (
@@ -35,9 +35,7 @@ class InterruptedRounds:
 
     def flush(self, cursor: Cursor) -> None:
         if self.latest:
-            cursor.executemany(
-                "DELETE FROM interrupted_rounds WHERE round_id = ?", [(r,) for r in self.latest]
-            )
+            delete_rows(cursor, "interrupted_rounds", "round_id", sorted(self.latest))
         insert_rows(
             cursor,
             "interrupted_rounds",

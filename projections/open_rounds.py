@@ -9,7 +9,7 @@ from typing import Any
 from domain.baccarat import round as baccarat_round
 from domain.blackjack import round as blackjack_round
 from domain.tables import coup
-from projections.base import Cursor, insert_rows, rows
+from projections.base import Cursor, delete_rows, insert_rows, rows, set_text_columns
 from projections.round_trail import ENDED, ROUNDS
 
 SCHEMA = """
@@ -64,9 +64,9 @@ class OpenRounds:
 
     def flush(self, cursor: Cursor) -> None:
         if self.ended:
-            ended = [(r,) for r in self.ended]
-            cursor.executemany("DELETE FROM open_rounds WHERE round_id = ?", ended)
-            cursor.executemany("DELETE FROM open_round_players WHERE round_id = ?", ended)
+            ended = sorted(self.ended)
+            delete_rows(cursor, "open_rounds", "round_id", ended)
+            delete_rows(cursor, "open_round_players", "round_id", ended)
         insert_rows(
             cursor,
             "open_round_players",
@@ -81,9 +81,8 @@ class OpenRounds:
             list(self.opened.values()),
         )
         if self.touched:
-            cursor.executemany(
-                "UPDATE open_rounds SET last_action_at = ? WHERE round_id = ?",
-                [(at, round_id) for round_id, at in self.touched.items()],
+            set_text_columns(
+                cursor, "open_rounds", "round_id", ("last_action_at",), list(self.touched.items())
             )
 
 

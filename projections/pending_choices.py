@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.tables import coup
-from projections.base import Cursor, insert_rows, rows
+from projections.base import Cursor, delete_rows, insert_rows, rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS pending_choices (
@@ -36,9 +36,7 @@ class PendingChoices:
 
     def flush(self, cursor: Cursor) -> None:
         if self.latest:
-            cursor.executemany(
-                "DELETE FROM pending_choices WHERE round_id = ?", [(r,) for r in self.latest]
-            )
+            delete_rows(cursor, "pending_choices", "round_id", sorted(self.latest))
         insert_rows(
             cursor,
             "pending_choices",

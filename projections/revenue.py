@@ -25,7 +25,7 @@ from domain.baccarat import round as baccarat_round
 from domain.blackjack import round as blackjack_round
 from domain.rtp import BACCARAT, BLACKJACK, BLACKJACK_SPOT, Rules, Tally
 from domain.tables import coup
-from projections.base import ROWS_PER_STATEMENT, Cursor, add_to_rows, insert_rows, rows
+from projections.base import ROWS_PER_STATEMENT, Cursor, add_to_rows, delete_rows, insert_rows, rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS revenue_daily (
@@ -224,9 +224,7 @@ class Revenue:
         )
         gone = sorted(self.ended & self.stored)
         if gone:
-            cursor.executemany(
-                "DELETE FROM revenue_open_rounds WHERE round_id = ?", [(r,) for r in gone]
-            )
+            delete_rows(cursor, "revenue_open_rounds", "round_id", gone)
 
 
 # The reports' reads.

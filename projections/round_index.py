@@ -15,7 +15,7 @@ from domain import wallet
 from domain.baccarat import round as baccarat_round
 from domain.blackjack import round as blackjack_round
 from domain.tables import coup
-from projections.base import Cursor, insert_rows, rows
+from projections.base import Cursor, insert_rows, rows, set_text_columns
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS round_index (
@@ -124,10 +124,10 @@ class RoundIndex:
         insert_rows(cursor, "round_players", ("round_id", "player_id", "role", "position"),
                     self.players, "ON CONFLICT (round_id, player_id) DO NOTHING")  # fmt: skip
         if self.changed:
-            cursor.executemany(
-                "UPDATE round_index SET status = ?, ended_at = ? WHERE round_id = ?",
-                [(status, ended, round_id) for round_id, (status, ended) in self.changed.items()],
-            )
+            set_text_columns(
+                cursor, "round_index", "round_id", ("status", "ended_at"),
+                [(round_id, *change) for round_id, change in self.changed.items()],
+            )  # fmt: skip
 
 
 def listed(

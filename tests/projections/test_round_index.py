@@ -12,7 +12,7 @@ from benchmarks import workload
 from domain.blackjack.round import BlackjackRound
 from infra.audit.rebuild import compare_with_rebuild
 from infra.store.store import Store
-from projections import round_index
+from projections import base, open_rounds, round_index
 from tests.projections.test_read_models import every_notification, no_progress
 
 SMALL_BATCH = 7  # Cuts rounds across batches: opened in one, moved on in the next.
@@ -128,3 +128,36 @@ def test_one_round_can_be_asked_for_by_its_id(played: Store) -> None:
     entry = everything(played)[3]
     assert everything(played, round_id=entry["round_id"]) == [entry]
     assert everything(played, round_id="no-such-round") == []
+
+
+def test_rounds_ended_in_a_later_batch_are_ended_in_every_read_model_however_many(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rounds opened in one batch and ended in the next: their index rows take the end,
+    their open rows go, and the ones still open keep their last action. The changes
+    go a few rows per statement (here three), so seven rounds span several."""
+    monkeypatch.setattr(base, "ROWS_PER_STATEMENT", 3)
+    app = store.app
+    app.register_player("ann", "Ann")
+    app.deposit("ann", "real", 100_000)
+    opened = []
+    for _ in range(8):
+        round_ = app.open_house_round("ann", "real").result
+        assert round_ is not None
+        opened.append(round_.round_id)
+    store.projector.catch_up()
+    between = datetime.datetime.now(datetime.UTC).isoformat()
+    for round_id in opened[:7]:
+        app.place_bet(round_id, "banker", 100)
+        app.deal(round_id)
+    app.place_bet(opened[7], "player", 100)  # its last action, after `between`
+    store.projector.catch_up()
+    listed = {entry["round_id"]: entry for entry in everything(store)}
+    assert {listed[r]["status"] for r in opened[:7]} == {"settled"}
+    assert all(listed[r]["ended_at"] for r in opened[:7])
+    assert listed[opened[7]]["status"] == "open" and listed[opened[7]]["ended_at"] is None
+    with store.database.read() as cursor:
+        assert open_rounds.idle_since(cursor, later().isoformat()) == [opened[7]]
+        assert open_rounds.idle_since(cursor, between) == []
+        assert open_rounds.of_player(cursor, "ann") == [opened[7]]
+    assert compare_with_rebuild(store, no_progress).differences == []
