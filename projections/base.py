@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 # Past any real log position, within both stores' integers.
 POSITION_MAX = 2**62
 ROWS_PER_STATEMENT = 500  # Well under both stores' limits on parameters per statement.
+T = TypeVar("T")
 
 
 class Cursor(Protocol):
@@ -74,14 +75,10 @@ def insert_rows(
     if copy_rows is not None and not on_conflict:
         copy_rows(table, columns, values)
         return
-    row = "(" + ", ".join("?" * len(values[0])) + ")"
     listed = "" if columns is None else f" ({', '.join(columns)})"
-    for start in range(0, len(values), ROWS_PER_STATEMENT):
-        chunk = values[start : start + ROWS_PER_STATEMENT]
-        cursor.execute(
-            f"INSERT INTO {table}{listed} VALUES {', '.join([row] * len(chunk))} {on_conflict}",
-            [value for one in chunk for value in one],
-        )
+    for chunk in chunks(values):
+        rows_sql, params = values_list(chunk)
+        cursor.execute(f"INSERT INTO {table}{listed} VALUES {rows_sql} {on_conflict}", params)
 
 
 def add_to_rows(
@@ -110,9 +107,7 @@ def delete_rows(cursor: Cursor, table: str, column: str, keys: Iterable[Any]) ->
     """DELETE the rows whose `column` is one of `keys`, a few hundred per statement: a
     statement per key (executemany) was the driver's work per row (py-spy: a rebuild
     spent a tenth of its time in it, on 13,500 rounds' three deletes and an update)."""
-    listed = list(keys)
-    for start in range(0, len(listed), ROWS_PER_STATEMENT):
-        chunk = listed[start : start + ROWS_PER_STATEMENT]
+    for chunk in chunks(list(keys)):
         cursor.execute(
             f"DELETE FROM {table} WHERE {column} IN ({', '.join('?' * len(chunk))})", chunk
         )
@@ -126,11 +121,22 @@ def set_text_columns(
     PostgreSQL types the parameters of a VALUES list as text.) Both stores name a
     VALUES list's columns column1, column2, ..."""
     assignments = ", ".join(f"{c} = v.column{n}" for n, c in enumerate(columns, start=2))
-    row = "(" + ", ".join("?" * (len(columns) + 1)) + ")"
-    for start in range(0, len(values), ROWS_PER_STATEMENT):
-        chunk = values[start : start + ROWS_PER_STATEMENT]
+    for chunk in chunks(values):
+        rows_sql, params = values_list(chunk)
         cursor.execute(
-            f"UPDATE {table} SET {assignments} FROM (VALUES {', '.join([row] * len(chunk))})"
+            f"UPDATE {table} SET {assignments} FROM (VALUES {rows_sql})"
             f" AS v WHERE {table}.{key} = v.column1",
-            [value for one in chunk for value in one],
+            params,
         )
+
+
+def chunks(values: Sequence[T]) -> Iterator[Sequence[T]]:
+    """`values` a statement's worth at a time (ROWS_PER_STATEMENT)."""
+    for start in range(0, len(values), ROWS_PER_STATEMENT):
+        yield values[start : start + ROWS_PER_STATEMENT]
+
+
+def values_list(chunk: Sequence[Sequence[Any]]) -> tuple[str, list[Any]]:
+    """`(?, ?), (?, ?), ...` for rows of the first row's length, and their values in order."""
+    row = "(" + ", ".join("?" * len(chunk[0])) + ")"
+    return ", ".join([row] * len(chunk)), [value for one in chunk for value in one]

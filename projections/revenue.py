@@ -25,7 +25,7 @@ from domain.baccarat import round as baccarat_round
 from domain.blackjack import round as blackjack_round
 from domain.rtp import BACCARAT, BLACKJACK, BLACKJACK_SPOT, Rules, Tally
 from domain.tables import coup
-from projections.base import ROWS_PER_STATEMENT, Cursor, add_to_rows, delete_rows, insert_rows, rows
+from projections.base import Cursor, add_to_rows, chunks, delete_rows, insert_rows, rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS revenue_daily (
@@ -190,9 +190,7 @@ class Revenue:
 
     def _load(self, cursor: Cursor, round_ids: set[str]) -> None:
         """Rounds opened in an earlier batch and not over then."""
-        wanted = sorted(round_ids)
-        for start in range(0, len(wanted), ROWS_PER_STATEMENT):
-            chunk = wanted[start : start + ROWS_PER_STATEMENT]
+        for chunk in chunks(sorted(round_ids)):
             for row in rows(
                 cursor,
                 f"SELECT {', '.join(OPEN_COLUMNS)} FROM revenue_open_rounds"

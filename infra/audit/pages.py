@@ -129,13 +129,16 @@ def _window(store: Store, cursor: Cursor, after: int, last: int) -> list[Any]:
     return cursor.fetchall()
 
 
+def log_table(store: Store) -> tuple[str, str]:
+    """The events' table and the column that holds their positions, in this store."""
+    if store.database.dialect == "postgres":
+        return POSTGRES_EVENTS_TABLE, "notification_id"
+    return SQLITE_EVENTS_TABLE, "rowid"
+
+
 def _next_position(store: Store, cursor: Cursor, after: int, stop: int) -> int:
     """The first event's position after `after`, or past `stop` if there is none."""
-    events, position = (
-        (POSTGRES_EVENTS_TABLE, "notification_id")
-        if store.database.dialect == "postgres"
-        else (SQLITE_EVENTS_TABLE, "rowid")
-    )
+    events, position = log_table(store)
     cursor.execute(f"SELECT MIN({position}) FROM {events} WHERE {position} > ?", (after,))
     found = cursor.fetchone()
     return stop + 1 if found is None or found[0] is None else int(found[0])
