@@ -75,11 +75,11 @@ class GameHistory:
 
 def recent(cursor: Cursor, player_id: str, mode: str, limit: int) -> list[dict[str, Any]]:
     """The player's latest settled rounds, newest first, each with the time the round
-    began (its first event in the round trail)."""
+    began (when it opened: projections/round_index.py)."""
     found = rows(
         cursor,
-        "SELECT r.round_id, (SELECT e.at FROM round_events e WHERE e.round_id = r.round_id"
-        " ORDER BY e.position LIMIT 1), r.at, r.net_cents, r.commission_cents,"
+        "SELECT r.round_id, (SELECT i.started_at FROM round_index i WHERE i.round_id = r.round_id),"
+        " r.at, r.net_cents, r.commission_cents,"
         " r.balance_before_cents, r.balance_after_cents FROM round_results r"
         " WHERE r.player_id = ? AND r.mode = ? ORDER BY r.position DESC LIMIT ?",
         (player_id, mode, min(limit, ROUNDS_MAX)),

@@ -39,7 +39,8 @@ from projections.failure import ProjectionFailed
 # @6: a banco's caller is among a coup's players, its banker among those of it open.
 # @7: revenue and return to player per day (projections/revenue.py).
 # @8: significant events, and the exclusions still running (rules.md 7).
-NAME = "read_models@8"
+# @9: the round trail holds where each event is in the log, not a copy of it.
+NAME = "read_models@9"
 BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (

@@ -23,8 +23,10 @@ without the hook, tried first, saved a sixth: measured.)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
+from uuid import UUID
 
 import orjson
 from eventsourcing.persistence import (
@@ -122,6 +124,21 @@ class EventDecoder:
         if transcoded and _revive(values, self.names) is not values:
             return None  # the whole object is a transcoded value: no event's state
         return values
+
+
+@functools.lru_cache(maxsize=8)
+def stored_event_decoder(mapper: Mapper[Any]) -> Callable[[int, Any, int, str, bytes], Any]:
+    """`decode` for a row as either store's events table gives it: the aggregate id a
+    UUID (PostgreSQL) or its text (SQLite), the state bytes or a memoryview. One per
+    mapper, so each topic's class is found once."""
+    decode = EventDecoder(mapper).decode
+
+    def stored(position: int, originator_id: Any, version: int, topic: str, state: Any) -> Any:
+        if not isinstance(originator_id, UUID):
+            originator_id = UUID(str(originator_id))
+        return decode(position, originator_id, version, topic, bytes(state))
+
+    return stored
 
 
 def _revive(value: Any, names: dict[str, Any]) -> Any:

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NamedTuple, TypeVar
 from uuid import UUID
 
-from infra.store.schema import POSTGRES_EVENTS_TABLE, SQLITE_EVENTS_TABLE
+from infra.store.schema import POSTGRES_EVENTS_TABLE, SQLITE_EVENTS_TABLE, log_table
 from infra.store.store import Store
 from projections.base import POSITION_MAX, Cursor
 
@@ -129,16 +129,9 @@ def _window(store: Store, cursor: Cursor, after: int, last: int) -> list[Any]:
     return cursor.fetchall()
 
 
-def log_table(store: Store) -> tuple[str, str]:
-    """The events' table and the column that holds their positions, in this store."""
-    if store.database.dialect == "postgres":
-        return POSTGRES_EVENTS_TABLE, "notification_id"
-    return SQLITE_EVENTS_TABLE, "rowid"
-
-
 def _next_position(store: Store, cursor: Cursor, after: int, stop: int) -> int:
     """The first event's position after `after`, or past `stop` if there is none."""
-    events, position = log_table(store)
+    events, position = log_table(store.database.dialect)
     cursor.execute(f"SELECT MIN({position}) FROM {events} WHERE {position} > ?", (after,))
     found = cursor.fetchone()
     return stop + 1 if found is None or found[0] is None else int(found[0])

@@ -59,13 +59,14 @@ from infra.audit.chain_check import (
     side_by_side,
 )
 from infra.audit.decoding import EventDecoder
-from infra.audit.pages import events_of, log_pages, log_table
+from infra.audit.pages import events_of, log_pages
 from infra.audit.rebuild import Aside, fewer_collections
 from infra.audit.receipt_check import Retention, check_receipts
 from infra.audit.round_check import RoundCheck
 from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
 from infra.audit.snapshot_check import snapshot_problems
 from infra.store import chain as event_chain
+from infra.store.schema import log_table
 from infra.store.store import Store
 
 OUTSIDE_LISTED_MAX = 100
@@ -200,7 +201,7 @@ def _outside_the_log(store: Store) -> list[str]:
     """Events or links at positions the log never gives (below 1). Every check reads
     the log from position 1 on, but an aggregate loads its events by id whatever
     their position: such an event would be acted on and seen by nothing else."""
-    events, position = log_table(store)
+    events, position = log_table(store.database.dialect)
     problems = Problems("positions below 1")
     with store.database.read() as cursor:
         cursor.execute(

@@ -21,9 +21,19 @@ SQLITE_SNAPSHOTS_TABLE = "stored_snapshots"
 POSTGRES_EVENTS_TABLE = "casino_events"
 POSTGRES_SNAPSHOTS_TABLE = "casino_snapshots"
 SCHEMA_LOCK_KEY = 72_010_000
+
 # What the service may only insert into and read (rules.md 5).
 LOG_TABLES = (POSTGRES_EVENTS_TABLE, POSTGRES_SNAPSHOTS_TABLE, event_chain.TABLE, seals.TABLE)
 IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+def log_table(dialect: str) -> tuple[str, str]:
+    """The events' table and the column that holds their positions, in a store of
+    this dialect ("sqlite" or "postgres")."""
+    if dialect == "postgres":
+        return POSTGRES_EVENTS_TABLE, "notification_id"
+    return SQLITE_EVENTS_TABLE, "rowid"
+
 
 _SQLITE_STORE = f"""
 CREATE TABLE IF NOT EXISTS {SQLITE_EVENTS_TABLE} (

@@ -79,7 +79,7 @@ def test_a_worker_killed_mid_batch_loses_and_doubles_nothing(
     two_batches = store.app.recorder.select_notifications(start=1, limit=2 * BATCH_SIZE)[-1].id
     assert store.projector.position() == two_batches
     with store.database.read() as cursor:  # Not a row of the third batch either.
-        cursor.execute("SELECT MAX(position) FROM round_events")
+        cursor.execute("SELECT MAX(position) FROM round_trail")
         row = cursor.fetchone()
         assert row is not None and BATCH_SIZE < row[0] <= two_batches
 

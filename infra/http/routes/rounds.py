@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 
 from domain import errors as e
 from domain.ids import PLAYER_ID_PATTERN
+from infra.audit.decoding import stored_event_decoder
 from infra.http.answers import AuditTrail
 from infra.http.answers_rounds import Round
 from infra.http.auth import READ
@@ -25,6 +26,7 @@ from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of, min_position, projected
 from infra.http.responses import FastJSONResponse
 from infra.http.views.rounds import audit_view, dealt_view, round_view
+from infra.store.schema import log_table
 from projections import round_trail
 
 router = APIRouter(tags=["rounds"])
@@ -240,7 +242,9 @@ def get_round(round_id: RoundId, request: Request) -> FastJSONResponse:
 )
 def get_audit(round_id: RoundId, request: Request) -> dict[str, Any]:
     """Every event of the round in log order, the wallets' included."""
-    round_ = app_of(request).round(round_id)
+    app = app_of(request)
+    round_ = app.round(round_id)
+    log = log_table(request.app.state.store.database.dialect)
     with projected(request) as cursor:
-        trail = round_trail.trail(cursor, round_.round_id)
+        trail = round_trail.trail(cursor, round_.round_id, log, stored_event_decoder(app.mapper))
     return audit_view(round_, trail)

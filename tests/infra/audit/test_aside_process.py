@@ -82,10 +82,13 @@ def test_a_read_model_changed_behind_the_projector_is_named_by_the_process(
         cursor.execute(
             "UPDATE wallet_balances SET held_cents = 7 WHERE player_id = 'pat' AND mode = 'real'"
         )
-        cursor.execute("DELETE FROM round_events WHERE topic = 'casino:BaccaratRound.Settled'")
+        cursor.execute(  # each round's last event, gone from its trail
+            "DELETE FROM round_trail WHERE position IN"
+            " (SELECT MAX(position) FROM round_trail GROUP BY round_id)"
+        )
     problems = _compared(store, monkeypatch, in_a_process)
     assert named(problems, "the read model wallet_balances: 1 rows that differ", "'pat'")
-    assert named(problems, "the read model round_events: 2 rows only in the rebuild")
+    assert named(problems, "the read model round_trail: 3 rows only in the rebuild")
 
 
 def test_a_tampered_payout_is_named_alike_with_the_rebuild_in_a_process(

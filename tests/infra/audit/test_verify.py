@@ -524,10 +524,13 @@ def test_a_read_model_that_disagrees_with_a_rebuild_is_named(store: Store) -> No
         cursor.execute(
             "UPDATE wallet_balances SET held_cents = 7 WHERE player_id = 'pat' AND mode = 'real'"
         )
-        cursor.execute("DELETE FROM round_events WHERE topic = 'casino:BaccaratRound.Settled'")
+        cursor.execute(  # each round's last event, gone from its trail
+            "DELETE FROM round_trail WHERE position IN"
+            " (SELECT MAX(position) FROM round_trail GROUP BY round_id)"
+        )
     problems = problems_of(store)
     assert named(problems, "the read model wallet_balances: 1 rows that differ", "'pat'")
-    assert named(problems, "the read model round_events: 2 rows only in the rebuild")
+    assert named(problems, "the read model round_trail: 3 rows only in the rebuild")
 
 
 def test_no_chain_link_that_depends_on_a_hidden_card_is_printed(store: Store) -> None:

@@ -295,7 +295,8 @@ def test_game_history_shows_each_side_card_by_card_with_balances(api: Api) -> No
     assert pat[0]["round"]["hands"]["player"]["total"] == 3
     assert pat[0]["round"]["bets"] == [{"spot": "banker", "amount": "10.00"}]
     trail = api.get(f"/v1/rounds/{round_id}/audit").json()["events"]
-    assert pat[0]["started_at"] == dan[0]["started_at"] == trail[0]["at"]  # The round opened.
+    opened = next(e for e in trail if e["aggregate_id"] == round_id and e["version"] == 1)
+    assert pat[0]["started_at"] == dan[0]["started_at"] == opened["at"]  # The round opened.
     assert pat[0]["started_at"] < pat[0]["settled_at"]
     refused = api.get("/v1/players/pat/history?mode=play")
     assert (refused.status_code, refused.json()["code"]) == (

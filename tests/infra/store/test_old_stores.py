@@ -21,7 +21,15 @@ import pytest
 
 from infra.audit.verify import verify
 from infra.store.store import Store
-from tests.conftest import OPERATOR, POSTGRES_URL, SERVICE, Api, StoreFactory, every_store_event
+from tests.conftest import (
+    AUDITOR,
+    OPERATOR,
+    POSTGRES_URL,
+    SERVICE,
+    Api,
+    StoreFactory,
+    every_store_event,
+)
 from tests.infra.http.helpers import serving
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -139,6 +147,26 @@ def test_play_goes_on_in_an_old_store_and_it_still_verifies(old_store: Store) ->
         assert api.trial_balance()["total"] == "0.00"
         assert api.wallet("bob")["dealer_points"] < MANIFEST["wallets"]["bob/real"]["dealer_points"]
     assert verify(old_store, None, lambda _: None).problems == []
+
+
+def test_an_old_rounds_trail_is_read_from_its_events_as_they_upcast(old_store: Store) -> None:
+    """The read models rebuilt at opening hold where each event of a round is, no copy
+    (the old trail's copy is dropped): the trail reads the events from the log, through
+    their upcasts, as the round itself is read."""
+    round_id = ROUNDS["blackjack_insured_bust"]
+    with serving(old_store) as api:
+        trail = api.get(f"/v1/rounds/{round_id}/audit", headers=AUDITOR).json()["events"]
+    own = [event for event in every_store_event(old_store) if str(event.originator_id) == round_id]
+    shown = [(e["version"], e["topic"]) for e in trail if e["aggregate_id"] == round_id]
+    assert shown == [(event.originator_version, event.TOPIC) for event in own]
+    assert trail[0]["type"] == "Opened" and trail[0]["data"]["ruleset"] == "baden-baden@1"
+    assert [e["position"] for e in trail] == sorted(e["position"] for e in trail)
+    assert any(e["topic"].startswith("casino:Wallet.") for e in trail)  # its holds, its payout
+    with old_store.database.read() as cursor:
+        cursor.execute("SELECT COUNT(*) FROM round_trail")
+        assert (cursor.fetchone() or [0])[0] > 0
+        with pytest.raises(Exception, match="round_events"):
+            cursor.execute("SELECT COUNT(*) FROM round_events")
 
 
 def _wallets(api: Api) -> dict[str, Any]:
