@@ -86,6 +86,10 @@ class Balances:
         self.accounts: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0])
         self.wallets: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0, 0])
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic == wallet.OPENED or topic.startswith(wallet.WALLET + ".")
+
     def apply(self, event: Any, position: int) -> None:
         topic = wallet.topic_of(event)
         if topic == wallet.OPENED:

@@ -48,7 +48,11 @@ class Database(Protocol):
 
 
 class View(Protocol):
-    """One read model's share of a batch: `apply` each event in order, then `flush`."""
+    """One read model's share of a batch: `apply` each event in order, then `flush`.
+    The projector gives `apply` only the events whose topic the view `wants` (the
+    answer kept for each event class): `wants` names every topic `apply` uses."""
+
+    def wants(self, topic: str) -> bool: ...
 
     def apply(self, event: Any, position: int) -> None: ...
 

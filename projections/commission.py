@@ -27,6 +27,10 @@ class Commission:
         self.owners = owners
         self.days: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0, 0])
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic == wallet.COMMISSION_CHARGED
+
     def apply(self, event: Any, position: int) -> None:
         if wallet.topic_of(event) != wallet.COMMISSION_CHARGED:
             return

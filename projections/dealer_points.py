@@ -35,6 +35,10 @@ class DealerPoints:
         self.owners = owners
         self.entries: list[tuple[Any, ...]] = []
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic == wallet.POINTS_CHANGED
+
     def apply(self, event: Any, position: int) -> None:
         if wallet.topic_of(event) != wallet.POINTS_CHANGED:
             return

@@ -26,6 +26,10 @@ class Exclusions:
     def __init__(self) -> None:
         self.latest: dict[str, str | None] = {}  # player id -> ends at, or None once ended
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic in (EXCLUDED, ENDED)
+
     def apply(self, event: Any, position: int) -> None:
         topic = str(getattr(type(event), "TOPIC", ""))
         if topic not in (EXCLUDED, ENDED):

@@ -41,6 +41,10 @@ class GameHistory:
         self.results: dict[tuple[str, str, str], list[Any]] = {}  # By player, mode, round.
         self.later_commissions: list[tuple[Any, ...]] = []
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic in (wallet.ROUND_SETTLED, wallet.COMMISSION_CHARGED)
+
     def apply(self, event: Any, position: int) -> None:
         topic = wallet.topic_of(event)
         if topic == wallet.ROUND_SETTLED:

@@ -26,6 +26,10 @@ class InterruptedRounds:
     def __init__(self) -> None:
         self.latest: dict[str, str | None] = {}  # Interrupted at, or None once over.
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic == topics.INTERRUPTED or topic in _ENDED
+
     def apply(self, event: Any, position: int) -> None:
         topic = str(getattr(type(event), "TOPIC", ""))
         if topic == topics.INTERRUPTED:

@@ -45,6 +45,10 @@ class Ledger:
         self.owners = owners
         self.entries: list[tuple[Any, ...]] = []
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic in KINDS
+
     def apply(self, event: Any, position: int) -> None:
         kind = KINDS.get(wallet.topic_of(event))
         if kind is None:

@@ -37,6 +37,10 @@ class OpenRounds:
         self.ended: set[str] = set()
         self.players: set[tuple[str, str]] = set()  # who bets in coups opened before
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic.startswith(ROUNDS)
+
     def apply(self, event: Any, position: int) -> None:
         topic = str(getattr(type(event), "TOPIC", ""))
         if not topic.startswith(ROUNDS):

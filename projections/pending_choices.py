@@ -27,6 +27,10 @@ class PendingChoices:
     def __init__(self) -> None:
         self.latest: dict[str, tuple[str, str] | None] = {}  # owed by, deadline; None: made
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic == coup.DECISION_OWED or topic in _OVER
+
     def apply(self, event: Any, position: int) -> None:
         topic = str(getattr(type(event), "TOPIC", ""))
         if topic == coup.DECISION_OWED:

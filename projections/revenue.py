@@ -144,6 +144,10 @@ class Revenue:
         self.days: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0] * len(DAY_SUMS))
         self.spots: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0, 0])
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic in OPENED or topic in FOLLOWED
+
     def apply(self, event: Any, position: int) -> None:
         topic = wallet.topic_of(event)
         if topic in OPENED:

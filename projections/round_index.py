@@ -54,6 +54,7 @@ GAMES = {
     coup.OPENED: "baccarat",  # a coup at a multi-player table; its variant is the table's game
 }
 # The events after which a round has a new status, and that status (as its answer says).
+PLAYS = (coup.BET_PLACED, coup.BANCO_CALLED)  # who does one plays in the coup
 STATUS_AFTER = {
     baccarat_round.SETTLED: baccarat_round.SETTLED_STATUS,
     baccarat_round.VOIDED: baccarat_round.VOIDED_STATUS,
@@ -83,12 +84,16 @@ class RoundIndex:
         # The latest status and end of rounds opened in an earlier batch.
         self.changed: dict[str, tuple[str, str | None]] = {}
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic in GAMES or topic in PLAYS or topic in STATUS_AFTER
+
     def apply(self, event: Any, position: int) -> None:
         topic = wallet.topic_of(event)
         if topic in GAMES:
             self._open(event, position, GAMES[topic])
             return
-        if topic in (coup.BET_PLACED, coup.BANCO_CALLED):  # who bet in a coup plays in it
+        if topic in PLAYS:  # who bet in a coup plays in it
             self.players.append((str(event.originator_id), event.player_id, PLAYER, position))
             return
         status = STATUS_AFTER.get(topic)

@@ -96,6 +96,10 @@ class RoundTrail:
     def __init__(self) -> None:
         self.events: list[tuple[Any, ...]] = []
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic.startswith((*ROUNDS, wallet.WALLET + "."))
+
     def apply(self, event: Any, position: int) -> None:
         topic = wallet.topic_of(event)
         if topic.startswith(ROUNDS):

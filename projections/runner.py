@@ -102,6 +102,8 @@ class Projector:
         # more until it is started again (projections/failure.py).
         self.failure: ProjectionFailed | None = None
         self._failure_row_checked = False
+        # Each event class's views (their places in `_views()`), found once per class.
+        self.routes: dict[type, tuple[int, ...]] = {}
 
     def _from_recorder(
         self, cursor: Cursor, start: int, limit: int, stop: int | None
@@ -241,14 +243,20 @@ class Projector:
             return 0
         self.owners.cursor = cursor
         views = self._views()
+        applies = [view.apply for view in views]
+        routes = self.routes
         first = events[0][0]
         for position, event in events:
-            for view in views:
-                # Inline, not a call per event and view: 13 views make it a hot loop.
+            # Only the views that want the event's kind: most want a few kinds of the
+            # log's, and a call of each of 13 views per event was a fifth of a rebuild.
+            wanting = routes.get(type(event))
+            if wanting is None:
+                wanting = routes[type(event)] = _wanting(views, type(event))
+            for index in wanting:
                 try:
-                    view.apply(event, position)
+                    applies[index](event, position)
                 except Exception as error:  # Whatever it is, this event is where it stops.
-                    raise failure.failed_in(_name(view), first, position, error) from error
+                    raise failure.failed_in(_name(views[index]), first, position, error) from error
         for view in views:
             _flushing(view, cursor, first, events[-1][0])
         _set_position(cursor, events[-1][0])
@@ -286,6 +294,12 @@ class Projector:
                 if progress is not None:
                     progress(len(notifications))
         return applied
+
+
+def _wanting(views: Sequence[View], kind: type) -> tuple[int, ...]:
+    """The places of the views that want events of this class (by its topic)."""
+    topic = str(getattr(kind, "TOPIC", ""))
+    return tuple(index for index, view in enumerate(views) if view.wants(topic))
 
 
 def _flushing(view: View, cursor: Cursor, first: int, last: int) -> None:

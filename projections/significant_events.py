@@ -29,6 +29,10 @@ class SignificantEvents:
     def __init__(self) -> None:
         self.rows: list[tuple[int, str, str, str, str, str]] = []
 
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic == RECORDED
+
     def apply(self, event: Any, position: int) -> None:
         if str(getattr(type(event), "TOPIC", "")) == RECORDED:
             details = json.dumps(event.details, sort_keys=True)

@@ -7,6 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
+from eventsourcing.domain import DomainEvent
 
 from benchmarks import workload
 from domain import wallet as topics
@@ -228,3 +229,43 @@ def test_read_models_of_an_earlier_version_are_rebuilt_on_opening(stores: StoreF
         entries = ledger.entries(cursor, "alice", "real", 0, 10)
     assert [(e["kind"], e["amount_cents"]) for e in entries] == [("deposit", 500)]
     assert compare_with_rebuild(reopened, no_progress).differences == []
+
+
+def every_event_class() -> list[type]:
+    """Every event class of the casino's aggregates (the application imports them all)."""
+    import domain.application  # noqa: F401
+
+    found: set[type] = set()
+    waiting: list[type] = [DomainEvent]
+    while waiting:
+        for subclass in waiting.pop().__subclasses__():
+            if subclass not in found:
+                found.add(subclass)
+                waiting.append(subclass)
+    return sorted((c for c in found if getattr(c, "TOPIC", None)), key=lambda c: c.TOPIC)
+
+
+def untouchable(kind: type) -> Any:
+    """An event of a class's topic whose every field refuses to be read."""
+
+    class Untouchable(kind):  # type: ignore[misc, valid-type]
+        TOPIC = kind.TOPIC  # type: ignore[attr-defined]
+
+        def __getattribute__(self, name: str) -> Any:
+            raise AssertionError(f"{name} of a {kind.TOPIC} was read")  # type: ignore[attr-defined]
+
+    return object.__new__(Untouchable)
+
+
+def test_each_view_is_given_every_event_it_uses(store: Store) -> None:
+    """The projector gives a view only the topics it `wants`: one it left out and
+    still read would be silently missing from its read model. Each view, given an
+    event of each topic it does not want, reads nothing of it."""
+    views = store.projector._views()
+    classes = every_event_class()
+    assert len(classes) > 80  # every game's, the wallets', the tables', the players'
+    for view in views:
+        unwanted = [kind for kind in classes if not view.wants(kind.TOPIC)]
+        assert unwanted, f"{type(view).__name__} wants every topic"
+        for kind in unwanted:
+            view.apply(untouchable(kind), 1)
