@@ -4,6 +4,7 @@ through (rules.md 4), and who plays in them (what a reconnect lists)."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 from domain.baccarat import round as baccarat_round
@@ -35,7 +36,8 @@ class OpenRounds:
         self.opened: dict[str, list[Any]] = {}  # Rows of rounds opened in this batch.
         self.touched: dict[str, str] = {}  # Last action of rounds opened before it.
         self.ended: set[str] = set()
-        self.players: set[tuple[str, str]] = set()  # who bets in coups opened before
+        # Who plays in each coup, by round: an ended round's are dropped at once.
+        self.players: dict[str, set[str]] = defaultdict(set)
 
     @staticmethod
     def wants(topic: str) -> bool:
@@ -47,12 +49,14 @@ class OpenRounds:
             return
         round_id, at = str(event.originator_id), event.timestamp.isoformat()
         if topic in (coup.BET_PLACED, coup.BANCO_CALLED):
-            self.players.add((round_id, event.player_id))
+            self.players[round_id].add(event.player_id)
         if topic in ENDED:
-            self.ended.add(round_id)
-            self.opened.pop(round_id, None)
+            # A round opened in this batch has no rows yet, so nothing to delete. (Most
+            # rounds of a rebuild open and end in one batch: two deletes each, for nothing.)
+            if self.opened.pop(round_id, None) is None:
+                self.ended.add(round_id)
             self.touched.pop(round_id, None)
-            self.players = {(r, p) for r, p in self.players if r != round_id}
+            self.players.pop(round_id, None)
         elif topic in OPENED:
             dealer_id = getattr(event, "dealer_id", None)  # P2P baccarat only
             # A coup has many players, none of its own: they are in open_round_players.
@@ -60,7 +64,7 @@ class OpenRounds:
             self.opened[round_id] = [round_id, player_id, dealer_id, at]
             banker_id = getattr(event, "banker_id", None)  # a player-banked coup's banker
             if banker_id is not None:
-                self.players.add((round_id, banker_id))
+                self.players[round_id].add(banker_id)
         elif round_id in self.opened:
             self.opened[round_id][3] = at
         else:
@@ -75,7 +79,7 @@ class OpenRounds:
             cursor,
             "open_round_players",
             ("round_id", "player_id"),
-            sorted(self.players),
+            sorted((r, p) for r, players in self.players.items() for p in players),
             "ON CONFLICT (round_id, player_id) DO NOTHING",
         )
         insert_rows(
