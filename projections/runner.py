@@ -236,7 +236,9 @@ class Projector:
         before the position are skipped, as in `apply`."""
         with self.database.write() as cursor:
             position = position_in(cursor)
-            return self._apply_events(cursor, [(at, e) for at, e in events if at > position])
+            if events and events[0][0] <= position:  # (in log order: else all are new)
+                events = [(at, e) for at, e in events if at > position]
+            return self._apply_events(cursor, events)
 
     def _apply_events(self, cursor: Cursor, events: Sequence[tuple[int, Any]]) -> int:
         if not events:
