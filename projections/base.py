@@ -79,6 +79,9 @@ def insert_rows(
     if copy_rows is not None and not on_conflict:
         copy_rows(table, columns, values)
         return
+    by_column = getattr(cursor, "insert_by_column", None)  # PostgreSQL's, in one statement
+    if by_column is not None and by_column(table, columns, values, on_conflict):
+        return
     listed = "" if columns is None else f" ({', '.join(columns)})"
     for chunk in chunks(values):
         rows_sql, params = values_list(chunk)
@@ -111,7 +114,11 @@ def delete_rows(cursor: Cursor, table: str, column: str, keys: Iterable[Any]) ->
     """DELETE the rows whose `column` is one of `keys`, a few hundred per statement: a
     statement per key (executemany) was the driver's work per row (py-spy: a rebuild
     spent a tenth of its time in it, on 13,500 rounds' three deletes and an update)."""
-    for chunk in chunks(list(keys)):
+    keys = list(keys)
+    by_keys = getattr(cursor, "delete_by_keys", None)  # PostgreSQL's, in one statement
+    if not keys or (by_keys is not None and by_keys(table, column, keys)):
+        return
+    for chunk in chunks(keys):
         cursor.execute(
             f"DELETE FROM {table} WHERE {column} IN ({', '.join('?' * len(chunk))})", chunk
         )
@@ -124,6 +131,9 @@ def set_text_columns(
     each of `columns`, all text (or NULL), a few hundred rows per statement. (Text:
     PostgreSQL types the parameters of a VALUES list as text.) Both stores name a
     VALUES list's columns column1, column2, ..."""
+    by_key = getattr(cursor, "update_by_key", None)  # PostgreSQL's, in one statement
+    if not values or (by_key is not None and by_key(table, key, columns, values)):
+        return
     assignments = ", ".join(f"{c} = v.column{n}" for n, c in enumerate(columns, start=2))
     for chunk in chunks(values):
         rows_sql, params = values_list(chunk)

@@ -103,11 +103,100 @@ def _copy_statement(table: str, columns: tuple[str, ...] | None) -> bytes:
     return sql.SQL("COPY {}{} FROM STDIN").format(sql.Identifier(table), listed).as_bytes(None)
 
 
-class _PostgresCursor:
-    """Lets the read models write `?` placeholders on PostgreSQL too."""
+# The column types a statement's arrays are cast to; a table with any other is
+# written as before (projections/base.py), never with a type name read from the
+# catalog pasted into SQL.
+ARRAY_TYPES = frozenset(("text", "bigint", "integer", "smallint", "double precision", "boolean"))
+ColumnTypes = dict[str, str]  # column name -> type, in the table's order
 
-    def __init__(self, cursor: Any) -> None:
+
+@functools.lru_cache(maxsize=256)  # the read models' statements: a few dozen
+def _unnest_insert(
+    table: str, columns: tuple[str, ...], types: tuple[str, ...], on_conflict: str
+) -> str:
+    arrays = ", ".join(f"%s::{kind}[]" for kind in types)
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM unnest({arrays}) {on_conflict}"
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _unnest_update(table: str, key: str, columns: tuple[str, ...], types: tuple[str, ...]) -> str:
+    arrays = ", ".join(f"%s::{kind}[]" for kind in types)
+    names = ", ".join(f"c{n}" for n in range(len(types)))
+    assignments = ", ".join(f"{column} = v.c{n}" for n, column in enumerate(columns, start=1))
+    return (
+        f"UPDATE {table} SET {assignments} FROM unnest({arrays}) AS v({names})"
+        f" WHERE {table}.{key} = v.c0"
+    )
+
+
+class _PostgresCursor:
+    """Lets the read models write `?` placeholders on PostgreSQL too, and writes their
+    many rows a column at a time (`insert_by_column`, `delete_by_keys`, `update_by_key`):
+    one statement of a few arrays, whatever the number of rows. A VALUES list of a few
+    hundred rows was a new text for psycopg to parse each time (it keeps no statement of
+    over 50 parameters) and for the server to plan: a tenth of a rebuild's Python
+    (py-spy, benchmarks/bench_audit.py)."""
+
+    def __init__(self, cursor: Any, types: dict[str, ColumnTypes] | None = None) -> None:
         self._cursor = cursor
+        self._types = {} if types is None else types  # by table, shared by the database
+
+    def insert_by_column(
+        self,
+        table: str,
+        columns: Sequence[str] | None,
+        values: Sequence[Sequence[Any]],
+        on_conflict: str,
+    ) -> bool:
+        """INSERT the rows (each holding every column, in order, without `columns`);
+        False, having written nothing, for a table of a type not in ARRAY_TYPES."""
+        names = tuple(self._types_of(table) if columns is None else columns)
+        types = self._array_types(table, names)
+        if types is None:
+            return False
+        statement = _unnest_insert(table, names, types, on_conflict)
+        self._cursor.execute(statement, [list(column) for column in zip(*values, strict=True)])
+        return True
+
+    def delete_by_keys(self, table: str, column: str, keys: Sequence[Any]) -> bool:
+        """DELETE the rows whose `column` is one of `keys` (False: as insert_by_column)."""
+        types = self._array_types(table, (column,))
+        if types is None:
+            return False
+        self._cursor.execute(f"DELETE FROM {table} WHERE {column} = ANY(%s::{types[0]}[])", [keys])
+        return True
+
+    def update_by_key(
+        self, table: str, key: str, columns: Sequence[str], values: Sequence[Sequence[Any]]
+    ) -> bool:
+        """UPDATE rows found by `key`: each of `values` is the key, then the new value of
+        each of `columns` (False: as insert_by_column)."""
+        types = self._array_types(table, (key, *columns))
+        if types is None:
+            return False
+        statement = _unnest_update(table, key, tuple(columns), types)
+        self._cursor.execute(statement, [list(column) for column in zip(*values, strict=True)])
+        return True
+
+    def _array_types(self, table: str, columns: Sequence[str]) -> tuple[str, ...] | None:
+        known = self._types_of(table)
+        types = tuple(known.get(column, "") for column in columns)
+        return types if all(kind in ARRAY_TYPES for kind in types) else None
+
+    def _types_of(self, table: str) -> ColumnTypes:
+        """The table's columns and their types, read from the catalog once per database."""
+        found = self._types.get(table)
+        if found is None:
+            self._cursor.execute(
+                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
+                " WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped"
+                " ORDER BY attnum",
+                (table,),
+            )
+            found = self._types[table] = {str(n): str(t) for n, t in self._cursor.fetchall()}
+        return found
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._cursor.execute(sql.replace("?", "%s"), params)
@@ -158,12 +247,15 @@ class PostgresDatabase:
         self.schema = schema
         self.lock_key = lock_key
         self.durable = durable
+        self.column_types: dict[str, ColumnTypes] = {}  # by table (_PostgresCursor)
         self.pool = ConnectionPool(
             conninfo,
             min_size=1,
             max_size=pool_size,
             kwargs={
-                "options": f"-c search_path={schema} -c lock_timeout=5000",
+                # A scratch copy's commits never wait for the WAL (set once per session).
+                "options": f"-c search_path={schema} -c lock_timeout=5000"
+                + ("" if durable else " -c synchronous_commit=off"),
                 "connect_timeout": POSTGRES_CONNECT_TIMEOUT_SECONDS,
             },
             timeout=POSTGRES_CONNECT_TIMEOUT_SECONDS,
@@ -174,13 +266,11 @@ class PostgresDatabase:
     @contextmanager
     def _transaction(self, lock: bool, repeatable: bool = False) -> Iterator[Cursor]:
         with self.pool.connection() as connection, connection.transaction():
-            cursor = _PostgresCursor(connection.cursor())
+            cursor = _PostgresCursor(connection.cursor(), self.column_types)
             if repeatable:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             if lock and self.lock_key is not None:
                 cursor.execute("SELECT pg_advisory_xact_lock(?)", (self.lock_key,))
-            if lock and not self.durable:
-                cursor.execute("SET LOCAL synchronous_commit = off")
             yield cursor
 
     def read(self) -> Any:
