@@ -104,8 +104,11 @@ def _copy_statement(table: str, columns: tuple[str, ...] | None) -> bytes:
 
 
 # The column types a statement's arrays are cast to; a table with any other is
-# written as before (projections/base.py), never with a type name read from the
-# catalog pasted into SQL.
+# written as before (projections/base.py): no name read from the catalog is pasted
+# into SQL, only these. The types are read once per process and database: the read
+# models' tables are made when a process opens the store (their SCHEMA), and a type
+# changed under a running one makes its writes fail, or (a fraction written to what
+# was an integer column: no read model writes one) round.
 ARRAY_TYPES = frozenset(("text", "bigint", "integer", "smallint", "double precision", "boolean"))
 ColumnTypes = dict[str, str]  # column name -> type, in the table's order
 
@@ -150,9 +153,11 @@ class _PostgresCursor:
         values: Sequence[Sequence[Any]],
         on_conflict: str,
     ) -> bool:
-        """INSERT the rows (each holding every column, in order, without `columns`);
-        False, having written nothing, for a table of a type not in ARRAY_TYPES."""
-        names = tuple(self._types_of(table) if columns is None else columns)
+        """INSERT the rows; False, having written nothing, for a table of a type not
+        in ARRAY_TYPES, or without `columns` (the catalog's names are never pasted)."""
+        if columns is None:
+            return False
+        names = tuple(columns)
         types = self._array_types(table, names)
         if types is None:
             return False

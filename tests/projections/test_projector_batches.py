@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
+from infra.audit.decoding import EventDecoder
 from infra.store.store import Store
+from projections import balances
 
 
 def count_writes(store: Store, monkeypatch: pytest.MonkeyPatch) -> Callable[[], int]:
@@ -55,3 +57,23 @@ def test_a_long_catch_up_writes_one_batch_after_another_up_to_the_head(
     assert store.projector.catch_up() == fresh
     assert writes() == -(-fresh // 2)  # ceil: full batches, then the rest; nothing more
     assert store.projector.position() == store.projector.head()
+
+
+def test_events_fed_again_are_applied_once(store: Store) -> None:
+    # Given a player's deposits, read and decoded as the audit tools do
+    store.app.register_player("alice", "Alice")
+    for cents in (100, 200, 300):
+        store.app.deposit("alice", "real", cents)
+    decode = EventDecoder(store.app.mapper).of
+    events = [
+        (n.id, decode(n)) for n in store.app.recorder.select_notifications(start=1, limit=100)
+    ]
+    scratch = store.projector
+    # When the first half is fed, then everything (the first half again among it)
+    half = len(events) // 2
+    assert scratch.feed(events[:half]) == half
+    assert scratch.feed(events) == len(events) - half
+    # Then each deposit is in the balances once
+    with scratch.database.read() as cursor:
+        assert balances.liability(cursor, "real")[0] == 600
+    assert scratch.feed(events) == 0
