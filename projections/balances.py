@@ -88,7 +88,7 @@ class Balances:
 
     @staticmethod
     def wants(topic: str) -> bool:
-        return topic == wallet.OPENED or topic.startswith(wallet.WALLET + ".")
+        return topic.startswith(wallet.WALLET + ".")  # Created (OPENED) among them
 
     def apply(self, event: Any, position: int) -> None:
         topic = wallet.topic_of(event)
