@@ -71,7 +71,8 @@ def insert_rows(
     values: Sequence[Sequence[Any]],
     on_conflict: str = "",
 ) -> None:
-    """INSERT many rows, a few hundred per statement (or by COPY where the store has it).
+    """INSERT many rows: by COPY where the store has it (plain inserts), else as arrays
+    in one statement (PostgreSQL, `insert_by_column`), else a few hundred per statement.
     Without `columns`, each row holds every column of the table, in order."""
     if not values:
         return
@@ -111,7 +112,8 @@ def add_to_rows(
 
 
 def delete_rows(cursor: Cursor, table: str, column: str, keys: Iterable[Any]) -> None:
-    """DELETE the rows whose `column` is one of `keys`, a few hundred per statement: a
+    """DELETE the rows whose `column` is one of `keys`: one statement of an array on
+    PostgreSQL (`delete_by_keys`), else a few hundred keys per statement. A
     statement per key (executemany) was the driver's work per row (py-spy: a rebuild
     spent a tenth of its time in it, on 13,500 rounds' three deletes and an update)."""
     keys = list(keys)
@@ -128,7 +130,8 @@ def set_text_columns(
     cursor: Cursor, table: str, key: str, columns: Sequence[str], values: Sequence[Sequence[Any]]
 ) -> None:
     """UPDATE rows found by `key`: each of `values` is the key, then the new value of
-    each of `columns`, all text (or NULL), a few hundred rows per statement. (Text:
+    each of `columns`, all text (or NULL): one statement of arrays on PostgreSQL
+    (`update_by_key`), else a few hundred rows per statement. (Text:
     PostgreSQL types the parameters of a VALUES list as text.) Both stores name a
     VALUES list's columns column1, column2, ..."""
     by_key = getattr(cursor, "update_by_key", None)  # PostgreSQL's, in one statement
