@@ -18,6 +18,13 @@ fails the same way. What it finds comes back as the comparison, or the repr of t
 error its compare raised, for verify to name as it names a failed rebuild. A
 process that ends without answering, or cannot be started, or stops taking pages,
 is a failed rebuild too (`RebuildFailed`): never a pass.
+
+The process also re-derives half the rounds (infra/audit/round_check.py: Share),
+and verify's own process the other half: the round checks were half of
+verify's own process, which set the pace while the other core waited on its pages
+(measured in docs/architecture.md). Its problems come back with the comparison,
+even when the comparison fails; a process that ends without answering leaves its
+rounds unchecked, and verify says so.
 """
 
 from __future__ import annotations
@@ -29,9 +36,12 @@ from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from infra.audit.book_check import note_owner
+from infra.audit.chain_check import VersionCheck
 from infra.audit.decoding import EventDecoder
 from infra.audit.pages import AggregateIds, LogEvent
 from infra.audit.rebuild import Aside, Comparison, fewer_collections
+from infra.audit.round_check import EVERY_ROUND, RoundCheck, RoundResults, Share
 from infra.store.store import Store, open_store
 
 # Fewer events than this are rebuilt in verify's own process: starting a process and
@@ -59,7 +69,11 @@ class RebuildFailed(Exception):
 
 
 class AsideProcess:
-    """An `Aside` in another process, fed the pages verify reads (`sending`)."""
+    """An `Aside` in another process, fed the pages verify reads (`sending`); it
+    checks the rounds verify's own process does not (`kept_here`)."""
+
+    # The rounds verify's own process checks; the process, the rest (`Share.rest`).
+    kept_here = Share(frozenset({0}), 2)
 
     def __init__(self, store: Store) -> None:
         context = multiprocessing.get_context("spawn")  # no fork of threads and connections
@@ -67,11 +81,12 @@ class AsideProcess:
         self.answers, answering = context.Pipe(duplex=False)
         self.process = context.Process(
             target=_rebuild_aside,
-            args=(store.url, store.postgres_schema, self.pages, answering),
+            args=(store.url, store.postgres_schema, self.pages, answering, self.kept_here.rest()),
             name="casino-audit-aside",
             daemon=True,
         )
         self.failure: str | None = None
+        self.rounds: RoundResults | None = None  # its round checks, once it has answered
         self.started = False
         try:
             self.process.start()
@@ -79,6 +94,10 @@ class AsideProcess:
         except Exception as error:  # no process, no rebuild: named when compared
             self.failure = f"the rebuild's process could not start: {error!r}"
         answering.close()  # the child's end: its closing is how a dead child shows
+
+    def rounds_here(self) -> Share:
+        """The rounds verify's own process checks: every one if this never started."""
+        return self.kept_here if self.started else EVERY_ROUND
 
     def sending(self, pages: Iterator[list[LogEvent]]) -> Iterator[list[LogEvent]]:
         """The same pages, each handed to the process first."""
@@ -106,6 +125,7 @@ class AsideProcess:
         except EOFError:  # it ended without answering
             self.process.join()
             raise RebuildFailed(_ended(self.process)) from None
+        self.rounds = answer[-1]
         if answer[0] == "failed":
             raise RebuildFailed(answer[1])
         return Comparison(answer[1], answer[2])
@@ -128,37 +148,46 @@ def _ended(process: Any) -> str:
     return f"the rebuild's process ended (exit code {process.exitcode}) without an answer"
 
 
-def _rebuild_aside(url: str, schema: str, pages: Any, answers: Connection) -> None:
-    """In the other process: feed an `Aside` the pages as they come, then compare."""
+def _rebuild_aside(url: str, schema: str, pages: Any, answers: Connection, share: Share) -> None:
+    """In the other process: feed an `Aside` the pages as they come, and check the
+    rounds of `share`; then compare. The round checks' results end every answer."""
     try:
         # As verify opened it (with the owner's role, perhaps): only read here.
         store = open_store(url, postgres_schema=schema, pool_size=SCRATCH_POOL_SIZE,
                            group_commit=None, opened_elsewhere=True)  # fmt: skip
     except Exception as error:
-        answers.send(("failed", repr(error)))
+        answers.send(("failed", repr(error), None))
         return
     try:
         with fewer_collections(), Aside(store, lambda _: None) as aside:
-            _feed(store, aside, pages)
+            rounds = _feed(store, aside, pages, share)
             try:
                 comparison = aside.compare()
             except Exception as error:  # verify names it, as it names its own
-                answers.send(("failed", repr(error)))
+                answers.send(("failed", repr(error), rounds))
                 return
-        answers.send(("compared", comparison.position, comparison.differences))
+        answers.send(("compared", comparison.position, comparison.differences, rounds))
     finally:
         store.close()
 
 
-def _feed(store: Store, aside: Aside, pages: Any) -> None:
-    """Every page until the end (None); past an event it cannot decode, no more is fed
-    and the pages are only taken (`compare` reads on from the log, and fails there)."""
+def _feed(store: Store, aside: Aside, pages: Any, share: Share) -> RoundResults:
+    """Every page until the end (None), each event to the aside and to the round
+    checks. Past an event it cannot decode the aside is fed no more (`compare` reads
+    on from the log, and fails there); the round checks pass it by, as verify's do."""
     ids, decode = AggregateIds(), EventDecoder(store.app.mapper).decode
+    wallets: dict[Any, tuple[str, str]] = {}
+    # Its own versions are verify's to check; these are only forgotten.
+    rounds = RoundCheck(None, VersionCheck(), wallets, share)
     while (rows := pages.get()) is not None:
-        for position, aggregate, version, topic, state in rows if aside.feeding else ():
+        for position, aggregate, version, topic, state in rows:
             try:
                 event = decode(position, ids.of(aggregate)[0], version, topic, state)
             except Exception:
-                aside.stop()
-                break
+                if aside.feeding:
+                    aside.stop()
+                continue
             aside.add(position, event)
+            note_owner(wallets, event)
+            rounds.add(position, event)
+    return rounds.finish()

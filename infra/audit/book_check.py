@@ -14,6 +14,12 @@ from projections import balances
 from projections.runner import position_in
 
 
+def note_owner(wallets: dict[Any, tuple[str, str]], event: Any) -> None:
+    """A wallet opened: its id -> (player id, mode)."""
+    if wallet_topics.topic_of(event) == wallet_topics.OPENED:
+        wallets[event.originator_id] = (event.player_id, event.mode)
+
+
 class BookCheck:
     """Each mode's postings, summed from the wallets' events."""
 
@@ -23,8 +29,7 @@ class BookCheck:
         self.books: dict[str, dict[str, int]] = {}
 
     def add(self, position: int, event: Any) -> None:
-        if wallet_topics.topic_of(event) == wallet_topics.OPENED:
-            self.wallets[event.originator_id] = (event.player_id, event.mode)
+        note_owner(self.wallets, event)
         postings = getattr(event, "postings", None)
         if not postings:
             return

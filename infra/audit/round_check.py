@@ -5,11 +5,20 @@ what each wallet posted and the dealer points (domain/*/audit.py).
 It holds the events of the rounds not over yet, never the whole log: a finished
 round is checked, then forgotten. A later event of a forgotten round then shows as
 one that does not start at version 1 (VersionCheck).
+
+The checks can be shared out between two processes that read the same log
+(infra/audit/aside_process.py): each keeps every round's events as the pass goes
+(so both forget alike, and agree on when each round is checked) but re-derives only
+the rounds of its `Share`. Each problem carries the moment of the pass its round was
+checked at (`Key`), so the two lists merge into the one a single process makes.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections import defaultdict, deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from domain import wallet as wallet_topics
@@ -20,8 +29,7 @@ from domain.blackjack.audit import verify_blackjack_round
 from domain.rounds import WalletEntry
 from domain.tables import coup as coup_topics
 from domain.tables.audit import verify_coup
-from infra.audit.book_check import BookCheck
-from infra.audit.chain_check import Problems, VersionCheck
+from infra.audit.chain_check import PROBLEMS_LISTED_MAX, Problems, VersionCheck
 from projections.round_trail import ENDED
 
 VERIFIERS = {
@@ -33,24 +41,96 @@ VERIFIERS = {
 # holds this many events, so once the log is this far past a round's last event the
 # round has every entry it will get, and is checked and forgotten.
 SAVE_EVENTS_MAX = 10_000
+# When in the pass a problem was found: (0, position of the round's last event) for
+# a round checked once the log was far enough past it; (1, n) for the n-th round
+# still held at the end; (2, n) for the entries of the n-th round never seen.
+Key = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Share:
+    """The rounds one process re-derives: those whose id's CRC-32 modulo `of` is in
+    `parts`. CRC-32, not `hash`: two processes must agree, and str hashes are salted
+    per process."""
+
+    parts: frozenset[int]
+    of: int
+
+    def mine(self, round_id: str) -> bool:
+        return self.of == 1 or zlib.crc32(round_id.encode()) % self.of in self.parts
+
+    def rest(self) -> Share:
+        """The other process's share: every round not in this one."""
+        return Share(frozenset(range(self.of)) - self.parts, self.of)
+
+
+EVERY_ROUND = Share(frozenset({0}), 1)
+
+
+@dataclass
+class RoundResults:
+    """What one process's round checks found: how many it checked, and its problems
+    with the moment each was found (the first PROBLEMS_LISTED_MAX, and a count of
+    the rest). Plain values: it goes from one process to the other."""
+
+    checked: int = 0
+    listed: list[tuple[Key, str]] = field(default_factory=list)
+    unlisted: int = 0
+
+    def add(self, key: Key, problem: str, cap: int = PROBLEMS_LISTED_MAX) -> None:
+        if len(self.listed) < cap:
+            self.listed.append((key, problem))
+        else:
+            self.unlisted += 1
+
+    def merged(self, other: RoundResults, cap: int = PROBLEMS_LISTED_MAX) -> RoundResults:
+        """Both, in the order one process checking every round finds them: each
+        process lists its first problems, so the first of both are among them. (A
+        round is checked by one process, so equal keys come from one list, in order.)"""
+        both = sorted(self.listed + other.listed, key=lambda found: found[0])  # stable
+        return RoundResults(
+            self.checked + other.checked,
+            both[:cap],
+            self.unlisted + other.unlisted + max(0, len(both) - cap),
+        )
+
+    def problems(self) -> list[str]:
+        found = Problems("rounds")
+        found.listed = [problem for _, problem in self.listed]
+        found.unlisted = self.unlisted
+        return found.all()
 
 
 class RoundCheck:
-    """Each round's events and its wallets' entries, until it is over and checked."""
+    """Each round's events and its wallets' entries, until it is over and checked.
+    `wallets` is the owner of each wallet opened so far (book_check.py), filled as
+    the pass goes."""
 
-    def __init__(self, only: str | None, versions: VersionCheck, books: BookCheck) -> None:
+    def __init__(
+        self,
+        only: str | None,
+        versions: VersionCheck,
+        wallets: Mapping[Any, tuple[str, str]],
+        share: Share = EVERY_ROUND,
+    ) -> None:
         self.only = only
         self.versions = versions
-        self.wallets = books.wallets
-        self.problems = Problems("rounds")
-        self.checked = 0
+        self.wallets = wallets
+        self.share = share
+        self.results = RoundResults()
+        self.left = 0  # rounds over that are not of this share
         self.events: dict[Any, list[Any]] = {}  # by aggregate id
         self.entries: dict[str, list[WalletEntry]] = defaultdict(list)
         self.ended: deque[tuple[int, Any]] = deque()
 
+    @property
+    def checked(self) -> int:
+        return self.results.checked
+
     def add(self, position: int, event: Any) -> None:
         while self.ended and self.ended[0][0] < position - SAVE_EVENTS_MAX:
-            self._check(self.ended.popleft()[1])
+            ended_at, aggregate = self.ended.popleft()
+            self._check(aggregate, (0, ended_at))
         aggregate = event.originator_id
         owner = self.wallets.get(aggregate)
         round_id = getattr(event, "round_id", None)
@@ -64,7 +144,7 @@ class RoundCheck:
             if wallet_topics.topic_of(event) in ENDED:
                 self.ended.append((position, aggregate))
 
-    def _check(self, aggregate: Any, over: bool = True) -> None:
+    def _check(self, aggregate: Any, key: Key, over: bool = True) -> None:
         events = self.events.pop(aggregate, None)
         if events is None:
             return  # Ended twice (a tampered log): checked already.
@@ -73,7 +153,10 @@ class RoundCheck:
         entries = self.entries.pop(round_id, [])
         if self.only not in (None, round_id):
             return
-        self.checked += 1
+        if not self.share.mine(round_id):
+            self.left += 1
+            return
+        self.results.checked += 1
         try:
             problems = VERIFIERS[events[0].originator_topic](events, entries)
         except Exception as error:  # A tampered round may not even replay.
@@ -84,16 +167,20 @@ class RoundCheck:
                 "or money; the details are withheld until it is over"
             ]
         for problem in problems:
-            self.problems.add(problem)
+            self.results.add(key, problem)
 
-    def finish(self) -> None:
+    def finish(self) -> RoundResults:
         ended = {aggregate for _, aggregate in self.ended}
-        for aggregate in list(self.events):
-            self._check(aggregate, over=aggregate in ended)
-        for round_id, entries in self.entries.items():
+        for index, aggregate in enumerate(list(self.events)):
+            self._check(aggregate, (1, index), over=aggregate in ended)
+        for index, (round_id, entries) in enumerate(self.entries.items()):
+            if not self.share.mine(str(round_id)):
+                continue
             for entry in entries:
-                self.problems.add(
+                self.results.add(
+                    (2, index),
                     f"{entry.player_id}'s wallet posted {entry.topic.rsplit('.', 1)[-1]} "
                     f"(version {entry.event.originator_version}) for round {round_id}, which "
-                    "is not in the store, or was over long before"
+                    "is not in the store, or was over long before",
                 )
+        return self.results

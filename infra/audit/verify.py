@@ -62,7 +62,7 @@ from infra.audit.decoding import EventDecoder
 from infra.audit.pages import events_of, log_pages
 from infra.audit.rebuild import Aside, fewer_collections
 from infra.audit.receipt_check import Retention, check_receipts
-from infra.audit.round_check import RoundCheck
+from infra.audit.round_check import EVERY_ROUND, RoundCheck, RoundResults
 from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
 from infra.audit.snapshot_check import snapshot_problems
 from infra.store import chain as event_chain
@@ -130,12 +130,14 @@ def _verify(
     chain = ChainCheck(anchors, hidden_from)
     versions = VersionCheck()
     books = BookCheck()
-    rounds = RoundCheck(round_id, versions, books)
     banks = BankCheck()
     unreadable = Problems("unreadable events")
     decode = EventDecoder(store.app.mapper).decode
     # The read models' rebuild aside is fed from this same pass: the log is read once.
     with _aside(store, progress, round_id, up_to, processes) as rebuilt:
+        # An aside in a process of its own checks a share of the rounds too.
+        share = rebuilt.rounds_here() if isinstance(rebuilt, AsideProcess) else EVERY_ROUND
+        rounds = RoundCheck(round_id, versions, books.wallets, share)
         pages = log_pages(store, up_to)
         if isinstance(rebuilt, AsideProcess):  # It decodes and applies each page itself.
             pages = rebuilt.sending(pages)
@@ -170,8 +172,7 @@ def _verify(
             if notification.topic in ONE_EVENT_AGGREGATES:
                 versions.forget(notification.aggregate)
                 report.receipts += 1
-        rounds.finish()
-        report.rounds = rounds.checked
+        found_here = rounds.finish()
         report.problems += (
             _outside_the_log(store)
             + chain.finish()
@@ -180,21 +181,40 @@ def _verify(
             + unreadable.all()
             + books.finish(store, up_to)
             + banks.finish()
-            + rounds.problems.all()
         )
-        if round_id is not None and rounds.checked == 0:
-            report.problems.append(f"no round {round_id} in the store")
         report.seals, report.notes = sealing.count, sealing.notes
-        if round_id is None:
-            # These first: meanwhile a rebuild in another process compares (its answer
-            # is listed first all the same).
-            outside = _outside_problems(store, report, public_key, witness)
-            wallets = books.wallet_problems(store, up_to)
-            receipts = check_receipts(store.database, up_to, _retention(store))
-            report.problems += _read_model_problems(rebuilt) + outside + wallets
-            report.receipts += receipts.receipts
-            report.problems += receipts.problems.all()
+        if round_id is not None:
+            report.rounds = found_here.checked
+            report.problems += found_here.problems()
+            if found_here.checked == 0:
+                report.problems.append(f"no round {round_id} in the store")
+            return report
+        # These first: meanwhile a rebuild in another process compares (its answer
+        # is listed first all the same).
+        outside = _outside_problems(store, report, public_key, witness)
+        wallets = books.wallet_problems(store, up_to)
+        receipts = check_receipts(store.database, up_to, _retention(store))
+        read_models = _read_model_problems(rebuilt)  # the other process's rounds come with it
+        found, unchecked = _all_rounds(found_here, rounds.left, rebuilt)
+        report.rounds = found.checked
+        report.problems += found.problems() + unchecked + read_models + outside + wallets
+        report.receipts += receipts.receipts
+        report.problems += receipts.problems.all()
     return report
+
+
+def _all_rounds(
+    here: RoundResults, left: int, rebuilt: Aside | AsideProcess | None
+) -> tuple[RoundResults, list[str]]:
+    """The round checks of this process and of the aside's (when it has one),
+    merged; the rounds left to an aside that never answered are named unchecked."""
+    if not isinstance(rebuilt, AsideProcess) or not rebuilt.started:
+        return here, []
+    if rebuilt.rounds is None and left:
+        return here, [
+            f"{left} rounds left to the rebuild's process were not checked: it gave no answer"
+        ]
+    return here.merged(rebuilt.rounds or RoundResults()), []
 
 
 def _outside_the_log(store: Store) -> list[str]:

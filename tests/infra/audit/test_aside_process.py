@@ -18,7 +18,7 @@ from infra.store import store as store_module
 from infra.store.store import Store, open_store
 from projections.runner import Projector
 from tests.conftest import StoreFactory
-from tests.infra.audit.test_verify import Attacker, named, play_some_rounds
+from tests.infra.audit.test_verify import PLAYER_WINS, Attacker, named, play_some_rounds
 
 
 @pytest.fixture
@@ -104,6 +104,36 @@ def test_a_tampered_payout_is_named_alike_with_the_rebuild_in_a_process(
     assert named(problems, f"event at position {payout.position} ({payout.name})", "altered")
 
 
+def test_tampered_rounds_of_both_processes_are_named_as_one_process_names_them(
+    store: Store, attacker: Attacker, monkeypatch: pytest.MonkeyPatch, in_a_process: list[Any]
+) -> None:
+    app, here = store.app, aside_process.AsideProcess.kept_here
+    app.register_player("pat", "pat")
+    app.deposit("pat", "real", 500_000)
+    rounds: list[str] = []
+    while min(sum(here.mine(r) for r in rounds), sum(not here.mine(r) for r in rounds)) < 2:
+        assert len(rounds) < 40, "round ids fall in both shares, about half each"
+        opened = app.open_house_round("pat", "real", PLAYER_WINS).result
+        assert opened is not None
+        app.place_bet(opened.round_id, "player", 1000)
+        app.deal(opened.round_id)
+        rounds.append(opened.round_id)
+    for nth in range(len(rounds)):
+        payout = attacker.row("casino:BaccaratRound.PayoutMade", nth)
+        attacker.set_state(
+            payout.position, payout.state.replace(b'"net_cents":1000', b'"net_cents":9000')
+        )
+    problems = _compared(store, monkeypatch, in_a_process)
+    for round_id in rounds:
+        assert named(problems, f"round {round_id}: player paid 9000, due 1000")
+    answered = in_a_process[0].rounds
+    assert answered is not None
+    assert answered.checked == sum(not here.mine(r) for r in rounds)
+    assert {problem.split(":")[0] for _, problem in answered.listed} == {
+        f"round {r}" for r in rounds if not here.mine(r)
+    }
+
+
 def test_an_event_the_process_cannot_read_fails_its_rebuild_as_it_fails_here(
     store: Store, attacker: Attacker, monkeypatch: pytest.MonkeyPatch, in_a_process: list[Any]
 ) -> None:
@@ -135,6 +165,15 @@ def test_a_rebuild_process_that_dies_is_a_discrepancy_not_a_pass(
         report.problems,
         "the read models could not be rebuilt to compare",
         "the rebuild's process ended (exit code -9) without an answer",
+    )
+    # Its share of the rounds went unchecked: said, never passed over.
+    unchecked = [p for p in report.problems if "left to the rebuild's process" in p]
+    left = 3 - report.rounds  # of the three rounds played, those not checked here
+    assert (
+        unchecked
+        == [f"{left} rounds left to the rebuild's process were not checked: it gave no answer"][
+            : 1 if left else 0
+        ]
     )
 
 
