@@ -37,7 +37,6 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from infra.audit.book_check import note_owner
-from infra.audit.chain_check import VersionCheck
 from infra.audit.decoding import EventDecoder
 from infra.audit.pages import AggregateIds, LogEvent
 from infra.audit.rebuild import Aside, Comparison, fewer_collections
@@ -177,15 +176,14 @@ def _feed(store: Store, aside: Aside, pages: Any, share: Share) -> RoundResults:
     on from the log, and fails there); the round checks pass it by, as verify's do."""
     ids, decode = AggregateIds(), EventDecoder(store.app.mapper).decode
     wallets: dict[Any, tuple[str, str]] = {}
-    # Its own versions are verify's to check; these are only forgotten.
-    rounds = RoundCheck(None, VersionCheck(), wallets, share)
+    # Versions, and entries for rounds never seen, are verify's own to check.
+    rounds = RoundCheck(None, None, wallets, share, orphans=False)
     while (rows := pages.get()) is not None:
         for position, aggregate, version, topic, state in rows:
             try:
                 event = decode(position, ids.of(aggregate)[0], version, topic, state)
             except Exception:
-                if aside.feeding:
-                    aside.stop()
+                aside.stop()
                 continue
             aside.add(position, event)
             note_owner(wallets, event)

@@ -8,9 +8,9 @@ one that does not start at version 1 (VersionCheck).
 
 The checks can be shared out between two processes that read the same log
 (infra/audit/aside_process.py): each keeps every round's events as the pass goes
-(so both forget alike, and agree on when each round is checked) but re-derives only
-the rounds of its `Share`. Each problem carries the moment of the pass its round was
-checked at (`Key`), so the two lists merge into the one a single process makes.
+(so both forget alike, and check the rounds in the same order) but re-derives only
+the rounds of its `Share`. Each problem carries its round's place in that order, so
+the two lists merge into the one a single process makes.
 """
 
 from __future__ import annotations
@@ -41,10 +41,6 @@ VERIFIERS = {
 # holds this many events, so once the log is this far past a round's last event the
 # round has every entry it will get, and is checked and forgotten.
 SAVE_EVENTS_MAX = 10_000
-# When in the pass a problem was found: (0, position of the round's last event) for
-# a round checked once the log was far enough past it; (1, n) for the n-th round
-# still held at the end; (2, n) for the entries of the n-th round never seen.
-Key = tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -57,7 +53,9 @@ class Share:
     of: int
 
     def mine(self, round_id: str) -> bool:
-        return self.of == 1 or zlib.crc32(round_id.encode()) % self.of in self.parts
+        # surrogatepass: a tampered id may hold a lone surrogate, which still has bytes.
+        spelt = round_id.encode("utf-8", "surrogatepass")
+        return self.of == 1 or zlib.crc32(spelt) % self.of in self.parts
 
     def rest(self) -> Share:
         """The other process's share: every round not in this one."""
@@ -69,68 +67,72 @@ EVERY_ROUND = Share(frozenset({0}), 1)
 
 @dataclass
 class RoundResults:
-    """What one process's round checks found: how many it checked, and its problems
-    with the moment each was found (the first PROBLEMS_LISTED_MAX, and a count of
-    the rest). Plain values: it goes from one process to the other."""
+    """What one process's round checks found: how many it checked, and its problems,
+    each with the moment of the pass it was found at (the how-many-th round checked,
+    or round of entries reported: both processes count alike); the first
+    PROBLEMS_LISTED_MAX, and a count of the rest. Plain values: it goes from one
+    process to the other."""
 
     checked: int = 0
-    listed: list[tuple[Key, str]] = field(default_factory=list)
+    listed: list[tuple[int, str]] = field(default_factory=list)
     unlisted: int = 0
 
-    def add(self, key: Key, problem: str, cap: int = PROBLEMS_LISTED_MAX) -> None:
-        if len(self.listed) < cap:
-            self.listed.append((key, problem))
+    def add(self, moment: int, problem: str) -> None:
+        if len(self.listed) < PROBLEMS_LISTED_MAX:
+            self.listed.append((moment, problem))
         else:
             self.unlisted += 1
 
-    def merged(self, other: RoundResults, cap: int = PROBLEMS_LISTED_MAX) -> RoundResults:
+    def merged(self, other: RoundResults) -> RoundResults:
         """Both, in the order one process checking every round finds them: each
         process lists its first problems, so the first of both are among them. (A
-        round is checked by one process, so equal keys come from one list, in order.)"""
+        moment is one round's, checked by one process: its problems keep their order.)"""
         both = sorted(self.listed + other.listed, key=lambda found: found[0])  # stable
         return RoundResults(
             self.checked + other.checked,
-            both[:cap],
-            self.unlisted + other.unlisted + max(0, len(both) - cap),
+            both[:PROBLEMS_LISTED_MAX],
+            self.unlisted + other.unlisted + max(0, len(both) - PROBLEMS_LISTED_MAX),
         )
 
     def problems(self) -> list[str]:
         found = Problems("rounds")
-        found.listed = [problem for _, problem in self.listed]
-        found.unlisted = self.unlisted
+        for _, problem in self.listed:
+            found.add(problem)
+        found.unlisted += self.unlisted
         return found.all()
 
 
 class RoundCheck:
     """Each round's events and its wallets' entries, until it is over and checked.
     `wallets` is the owner of each wallet opened so far (book_check.py), filled as
-    the pass goes."""
+    the pass goes; `versions`, whose rounds are forgotten once checked (none in a
+    process that checks no versions). Entries for a round never seen are reported
+    by the process with `orphans`: verify's own, which has no re-deriving to do for
+    them."""
 
     def __init__(
         self,
         only: str | None,
-        versions: VersionCheck,
+        versions: VersionCheck | None,
         wallets: Mapping[Any, tuple[str, str]],
         share: Share = EVERY_ROUND,
+        orphans: bool = True,
     ) -> None:
         self.only = only
         self.versions = versions
         self.wallets = wallets
         self.share = share
+        self.orphans = orphans
         self.results = RoundResults()
-        self.left = 0  # rounds over that are not of this share
+        self.left = 0  # rounds of the other share
+        self.moment = 0  # rounds checked or left so far, then rounds of orphan entries
         self.events: dict[Any, list[Any]] = {}  # by aggregate id
         self.entries: dict[str, list[WalletEntry]] = defaultdict(list)
         self.ended: deque[tuple[int, Any]] = deque()
 
-    @property
-    def checked(self) -> int:
-        return self.results.checked
-
     def add(self, position: int, event: Any) -> None:
         while self.ended and self.ended[0][0] < position - SAVE_EVENTS_MAX:
-            ended_at, aggregate = self.ended.popleft()
-            self._check(aggregate, (0, ended_at))
+            self._check(self.ended.popleft()[1])
         aggregate = event.originator_id
         owner = self.wallets.get(aggregate)
         round_id = getattr(event, "round_id", None)
@@ -144,15 +146,17 @@ class RoundCheck:
             if wallet_topics.topic_of(event) in ENDED:
                 self.ended.append((position, aggregate))
 
-    def _check(self, aggregate: Any, key: Key, over: bool = True) -> None:
+    def _check(self, aggregate: Any, over: bool = True) -> None:
         events = self.events.pop(aggregate, None)
         if events is None:
             return  # Ended twice (a tampered log): checked already.
         round_id = str(aggregate)
-        self.versions.forget(round_id)
+        if self.versions is not None:
+            self.versions.forget(round_id)
         entries = self.entries.pop(round_id, [])
         if self.only not in (None, round_id):
             return
+        self.moment += 1
         if not self.share.mine(round_id):
             self.left += 1
             return
@@ -167,18 +171,17 @@ class RoundCheck:
                 "or money; the details are withheld until it is over"
             ]
         for problem in problems:
-            self.results.add(key, problem)
+            self.results.add(self.moment, problem)
 
     def finish(self) -> RoundResults:
         ended = {aggregate for _, aggregate in self.ended}
-        for index, aggregate in enumerate(list(self.events)):
-            self._check(aggregate, (1, index), over=aggregate in ended)
-        for index, (round_id, entries) in enumerate(self.entries.items()):
-            if not self.share.mine(str(round_id)):
-                continue
+        for aggregate in list(self.events):
+            self._check(aggregate, over=aggregate in ended)
+        for round_id, entries in self.entries.items() if self.orphans else ():
+            self.moment += 1
             for entry in entries:
                 self.results.add(
-                    (2, index),
+                    self.moment,
                     f"{entry.player_id}'s wallet posted {entry.topic.rsplit('.', 1)[-1]} "
                     f"(version {entry.event.originator_version}) for round {round_id}, which "
                     "is not in the store, or was over long before",

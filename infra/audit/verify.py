@@ -207,14 +207,22 @@ def _all_rounds(
     here: RoundResults, left: int, rebuilt: Aside | AsideProcess | None
 ) -> tuple[RoundResults, list[str]]:
     """The round checks of this process and of the aside's (when it has one),
-    merged; the rounds left to an aside that never answered are named unchecked."""
+    merged. The aside's rounds are named unchecked when it sent no round checks,
+    and its count must be the rounds this process left to it."""
     if not isinstance(rebuilt, AsideProcess) or not rebuilt.started:
         return here, []
-    if rebuilt.rounds is None and left:
+    there = rebuilt.rounds
+    if there is None:
+        if not left:
+            return here, []
+        rounds = "1 round" if left == 1 else f"{left} rounds"
         return here, [
-            f"{left} rounds left to the rebuild's process were not checked: it gave no answer"
+            f"{rounds} left to the rebuild's process not checked: it sent back no round checks"
         ]
-    return here.merged(rebuilt.rounds or RoundResults()), []
+    unlike = [] if there.checked == left else [
+        f"the rebuild's process checked {there.checked} rounds, {left} were left to it"
+    ]  # fmt: skip
+    return here.merged(there), unlike
 
 
 def _outside_the_log(store: Store) -> list[str]:
