@@ -208,8 +208,9 @@ def _all_rounds(
 ) -> tuple[RoundResults, list[str]]:
     """The round checks of this process and of the aside's (when it has one),
     merged. The aside's rounds are named unchecked when it sent no round checks,
-    and its count must be the rounds this process left to it."""
-    if not isinstance(rebuilt, AsideProcess) or not rebuilt.started:
+    and its count must be the rounds this process left to it. (An aside that never
+    started left none: `AsideProcess.rounds_here` kept every round here.)"""
+    if not isinstance(rebuilt, AsideProcess):
         return here, []
     there = rebuilt.rounds
     if there is None:
