@@ -16,8 +16,9 @@ memory stays bounded whatever the log's length. At an event it cannot decode the
 process stops feeding, as `Aside` does, and its compare reads on from the log and
 fails the same way. What it finds comes back as the comparison, or the repr of the
 error its compare raised, for verify to name as it names a failed rebuild. A
-process that ends without answering, or cannot be started, or stops taking pages,
-is a failed rebuild too (`RebuildFailed`): never a pass.
+process that ends without answering, or cannot be started, or stops taking pages
+(ended, or stuck for `STALL_SECONDS`), is a failed rebuild too (`RebuildFailed`):
+never a pass.
 
 The process also re-derives half the rounds (infra/audit/round_check.py: Share),
 and verify's own process the other half: the round checks were half of
@@ -50,6 +51,10 @@ PROCESS_EVENTS_MIN = 50_000
 PAGES_IN_FLIGHT = 8
 # How often a blocked send looks whether the process still runs.
 SEND_WAIT_SECONDS = 1.0
+# A process that runs but takes no page for this long is stuck (stopped, or waiting
+# on a lock forever): a failed rebuild, not a verify that never ends. A page takes it
+# milliseconds; minutes leave room for a machine under load.
+STALL_SECONDS = 300.0
 SCRATCH_POOL_SIZE = 2
 Row = tuple[int, str, int, str, bytes]  # a LogEvent but its UUID: a plain tuple pickles fast
 
@@ -105,13 +110,17 @@ class AsideProcess:
             yield page
 
     def _send(self, rows: list[Row] | None) -> None:
+        waited = 0.0
         while self.failure is None:
             try:
                 self.pages.put(rows, timeout=SEND_WAIT_SECONDS)
                 return
             except queue.Full:
+                waited += SEND_WAIT_SECONDS
                 if not self.process.is_alive():
                     self.failure = _ended(self.process)
+                elif waited >= STALL_SECONDS:  # killed on leaving (__exit__)
+                    self.failure = f"the rebuild's process took no page for {waited:.0f} s: stuck"
 
     def compare(self) -> Comparison:
         """The process's comparison, once it has every page; RebuildFailed if it has none."""

@@ -136,6 +136,8 @@ class RoundCheck:
         aggregate = event.originator_id
         owner = self.wallets.get(aggregate)
         round_id = getattr(event, "round_id", None)
+        if round_id is not None and not isinstance(round_id, str):
+            round_id = repr(round_id)  # tampered (a list, say): named as an orphan, no crash
         if owner is not None and round_id is not None and self.only in (None, round_id):
             topic = wallet_topics.topic_of(event)
             self.entries[round_id].append(WalletEntry(owner[0], topic, event))

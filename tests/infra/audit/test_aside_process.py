@@ -5,6 +5,8 @@ the same words, and a process that fails is a discrepancy, never a pass."""
 from __future__ import annotations
 
 import multiprocessing.process
+import os
+import signal
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -202,6 +204,36 @@ def test_a_rebuild_process_that_stops_taking_pages_does_not_hang_verify(
     report = verify(store, None, lambda _: None)
     assert report.events > 2  # every event checked all the same
     assert named(report.problems, "the read models could not be rebuilt to compare", "ended")
+
+
+def test_a_rebuild_process_stuck_but_alive_does_not_hang_verify(
+    store: Store, monkeypatch: pytest.MonkeyPatch, in_a_process: list[Any]
+) -> None:
+    play_some_rounds(store)
+    monkeypatch.setattr(aside_process, "PAGES_IN_FLIGHT", 1)
+    monkeypatch.setattr(aside_process, "SEND_WAIT_SECONDS", 0.05)
+    monkeypatch.setattr(aside_process, "STALL_SECONDS", 0.5)
+    monkeypatch.setattr(verify_module, "log_pages", _one_event_a_page(verify_module.log_pages))
+    sending = aside_process.AsideProcess.sending
+    stopped: list[aside_process.AsideProcess] = []
+
+    def stopped_at_once(
+        self: aside_process.AsideProcess, pages: Iterator[Sequence[Any]]
+    ) -> Iterator[Sequence[Any]]:
+        os.kill(self.process.pid, signal.SIGSTOP)  # alive, taking nothing: as if hung
+        stopped.append(self)
+        yield from sending(self, pages)
+
+    monkeypatch.setattr(aside_process.AsideProcess, "sending", stopped_at_once)
+    report = verify(store, None, lambda _: None)
+    assert report.events > 2
+    assert named(
+        report.problems,
+        "the read models could not be rebuilt to compare",
+        "the rebuild's process took no page for",
+        "stuck",
+    )
+    assert not stopped[0].process.is_alive()  # killed on the way out, not left behind
 
 
 def _one_event_a_page(log_pages: Any) -> Any:

@@ -330,6 +330,21 @@ def test_a_byte_that_breaks_an_event_is_named_not_a_crash(store: Store, attacker
     assert named(problems, f"event at position {target.position}", "cannot be read")
 
 
+def test_a_round_id_changed_to_a_list_is_named_not_a_crash(
+    store: Store, attacker: Attacker
+) -> None:
+    round_id = play_some_rounds(store)
+    settled = attacker.row("casino:Wallet.RoundSettled")
+    spelt = f'"round_id":"{round_id}"'.encode()
+    assert spelt in settled.state
+    attacker.set_state(
+        settled.position, settled.state.replace(spelt, f'"round_id":["{round_id}"]'.encode())
+    )
+    problems = problems_of(store)
+    assert named(problems, f"event at position {settled.position} ({settled.name})", "altered")
+    assert named(problems, f"for round ['{round_id}'], which is not in the store")
+
+
 # Removed.
 
 
