@@ -11,6 +11,7 @@ readers see the old models until it commits, and the log is replayed only once.
 
 from __future__ import annotations
 
+import functools
 import gc
 import shutil
 import tempfile
@@ -155,11 +156,22 @@ def _compared_in_the_database(
                 live_name, rebuilt_name = quoted(live_schema), quoted(schema)
                 position = position_in(live, live_name)
                 if position == position_in(live, rebuilt_name):
-                    found = compared_in_the_database(live, live_name, rebuilt_name, TABLES)
+                    live.execute("SELECT pg_catalog.pg_export_snapshot()")
+                    exported = str(_first(live.fetchone()))
+                    assert isinstance(store.database, PostgresDatabase)  # (the caller's test)
+                    found = compared_in_the_database(
+                        live, live_name, rebuilt_name, TABLES,
+                        beside=functools.partial(store.database.in_snapshot, exported),
+                    )  # fmt: skip
                     return Comparison(position, found)
         except psycopg.Error:
             return None
     return None
+
+
+def _first(row: Sequence[Any] | None) -> Any:
+    assert row is not None
+    return row[0]
 
 
 class NotPlainTables(Exception):

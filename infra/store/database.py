@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ POSTGRES_CONNECT_TIMEOUT_SECONDS = 5
 POSTGRES_OPEN_SECONDS = 30  # what a new pool may take to open its first connections
 # One advisory lock serialises the projector's writers, whichever process they run in.
 PROJECTION_LOCK_KEY = 72_010_001
+SNAPSHOT_ID = re.compile(r"[0-9A-F]+-[0-9A-F]+-[0-9]+")  # as pg_export_snapshot() spells it
 
 
 class SQLiteDatabase:
@@ -286,6 +288,19 @@ class PostgresDatabase:
 
     def snapshot(self) -> Any:
         return self._transaction(lock=False, repeatable=True)
+
+    @contextmanager
+    def in_snapshot(self, snapshot_id: str) -> Iterator[Cursor]:
+        """A READ ONLY transaction on a connection of its own that sees exactly the
+        snapshot another transaction exported (`SELECT pg_export_snapshot()`), while
+        that one is still open."""
+        if not SNAPSHOT_ID.fullmatch(snapshot_id):
+            raise ValueError(f"not a snapshot id: {snapshot_id!r}")
+        with self.pool.connection() as connection, connection.transaction():
+            cursor = _PostgresCursor(connection.cursor(), self.column_types)
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            cursor.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_id}'")  # no parameters here
+            yield cursor
 
     def script(self, sql: str) -> None:
         with self.pool.connection() as connection, connection.transaction():

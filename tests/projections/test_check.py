@@ -5,6 +5,8 @@ exactly what the page-by-page compare in Python says."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from typer.testing import CliRunner
 
@@ -72,6 +74,73 @@ def test_the_server_names_what_the_compare_in_python_names(
             )
     assert len(in_python) == 3
     assert on_the_server == in_python
+
+
+def test_tables_compared_beside_in_the_same_snapshot_are_named_as_by_one_connection(
+    postgres_stores: StoreFactory,
+) -> None:
+    store = tampered(postgres_stores.open())
+    database = store.database
+    assert isinstance(database, PostgresDatabase)
+    with scratch_projector(store) as scratch:
+        scratch.catch_up(up_to=store.projector.position())
+        assert isinstance(scratch.database, PostgresDatabase)
+        names = (quoted(database.schema), quoted(scratch.database.schema))
+        with store.database.snapshot() as live:
+            assert comparable_in_the_database(
+                live, database.schema, scratch.database.schema, (*TABLES, TRACKING)
+            )
+            alone = compared_in_the_database(live, *names, TABLES)
+            live.execute("SELECT pg_catalog.pg_export_snapshot()")
+            exported = str(live.fetchone()[0])  # type: ignore[index]
+            # A deposit committed after the snapshot: neither connection sees it.
+            store.app.deposit("ann", "real", 100)
+            store.projector.catch_up()
+            opened = []
+
+            def beside() -> Any:
+                opened.append(exported)
+                return database.in_snapshot(exported)
+
+            shared = compared_in_the_database(live, *names, TABLES, beside=beside)
+    assert len(alone) == 3
+    assert shared == alone
+    assert opened == [exported]  # the larger tables went to the other connection
+
+
+def test_a_transaction_in_an_exported_snapshot_sees_nothing_committed_after_it(
+    postgres_stores: StoreFactory,
+) -> None:
+    store = tampered(postgres_stores.open())
+    database = store.database
+    assert isinstance(database, PostgresDatabase)
+
+    def deposits(cursor: Any) -> int:
+        cursor.execute("SELECT count(*) FROM ledger_entries WHERE player_id = 'ann'")
+        return int(cursor.fetchone()[0])
+
+    with database.snapshot() as exporting:
+        before = deposits(exporting)
+        exporting.execute("SELECT pg_catalog.pg_export_snapshot()")
+        exported = str(exporting.fetchone()[0])  # type: ignore[index]
+        store.app.deposit("ann", "real", 100)
+        store.projector.catch_up()
+        with database.in_snapshot(exported) as beside:
+            assert deposits(beside) == before
+    with database.read() as now:
+        assert deposits(now) == before + 1
+
+
+def test_a_snapshot_id_that_is_not_one_is_refused_before_any_sql(
+    postgres_stores: StoreFactory,
+) -> None:
+    database = postgres_stores.open().database
+    assert isinstance(database, PostgresDatabase)
+    with (
+        pytest.raises(ValueError, match="not a snapshot id"),
+        database.in_snapshot("1'; DROP SCHEMA public CASCADE; --"),
+    ):
+        pass
 
 
 def test_a_live_table_altered_behind_the_store_is_still_compared(
