@@ -9,7 +9,6 @@ in memory and written with a few multi-row statements per read model.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from projections import (
@@ -244,48 +243,27 @@ class Projector:
     def _apply_events(self, cursor: Cursor, events: Sequence[tuple[int, Any]]) -> int:
         if not events:
             return 0
-        applied = self.applied(events, cursor)
-        _write(cursor, applied)
-        return applied.count
-
-    def applied(self, events: Sequence[tuple[int, Any]], lookups: Cursor) -> Applied:
-        """Events (in log order, at least one) applied to the read models' views in
-        memory, not yet written (`write`); `lookups` reads the owners of wallets
-        opened before them."""
-        self.owners.cursor = lookups
-        try:
-            views = self._views()
-            applies = [view.apply for view in views]
-            routes = self.routes
-            first = events[0][0]
-            for position, event in events:
-                # Only the views that want the event's kind: most want a few kinds of the
-                # log's, and a call of each of 13 views per event was a fifth of a rebuild.
-                wanting = routes.get(type(event))
-                if wanting is None:
-                    wanting = routes[type(event)] = _wanting(views, type(event))
-                for index in wanting:
-                    try:
-                        applies[index](event, position)
-                    except Exception as error:  # Whatever it is, this event is where it stops.
-                        raise failure.failed_in(
-                            _name(views[index]), first, position, error
-                        ) from error
-            return Applied(views, first, events[-1][0], len(events))
-        finally:
-            self.owners.cursor = None
-
-    def write(self, applied: Applied) -> int:
-        """Write what `applied` made, in one transaction with the new position: the
-        events must come after the position (no skipping here: they are applied)."""
-        with self.database.write() as cursor:
-            if position_in(cursor) >= applied.first:
-                raise RuntimeError(
-                    f"the read models moved past position {applied.first} while its events"
-                    " were applied aside: nothing written"
-                )
-            _write(cursor, applied)
-        return applied.count
+        self.owners.cursor = cursor
+        views = self._views()
+        applies = [view.apply for view in views]
+        routes = self.routes
+        first = events[0][0]
+        for position, event in events:
+            # Only the views that want the event's kind: most want a few kinds of the
+            # log's, and a call of each of 13 views per event was a fifth of a rebuild.
+            wanting = routes.get(type(event))
+            if wanting is None:
+                wanting = routes[type(event)] = _wanting(views, type(event))
+            for index in wanting:
+                try:
+                    applies[index](event, position)
+                except Exception as error:  # Whatever it is, this event is where it stops.
+                    raise failure.failed_in(_name(views[index]), first, position, error) from error
+        for view in views:
+            _flushing(view, cursor, first, events[-1][0])
+        _set_position(cursor, events[-1][0])
+        self.owners.cursor = None
+        return len(events)
 
     def _views(self) -> list[View]:
         owners = self.owners
@@ -318,23 +296,6 @@ class Projector:
                 if progress is not None:
                     progress(len(notifications))
         return applied
-
-
-@dataclass(frozen=True)
-class Applied:
-    """A batch of events applied to the views in memory: what they write, from the
-    event at `first` to the one at `last`."""
-
-    views: list[View]
-    first: int
-    last: int
-    count: int
-
-
-def _write(cursor: Cursor, applied: Applied) -> None:
-    for view in applied.views:
-        _flushing(view, cursor, applied.first, applied.last)
-    _set_position(cursor, applied.last)
 
 
 def _wanting(views: Sequence[View], kind: type) -> tuple[int, ...]:

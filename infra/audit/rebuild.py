@@ -16,8 +16,7 @@ import gc
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,30 +209,16 @@ class Aside:
     read models' position (as of opening) go to the scratch copy a batch at a time;
     `compare` brings it the rest from the log and compares. At an event that cannot
     be read or applied the feeding stops, and the rest is read from the log as
-    `rebuild` reads it, which meets the same event and fails the same way.
-
-    Each batch is applied to the views in memory here, then written in a thread of
-    its own while the next one is read, decoded and applied: writing waited on the
-    database for 38% of a rebuild's time (py-spy, 200,000 events on PostgreSQL), and
-    that wait releases Python's lock. One batch at a time in that thread, in log
-    order; a batch whose write fails is rolled back whole (one transaction), so the
-    copy stands just before it, as it did when the batches were written in line. A
-    wallet opened before the batch being applied is looked up once the write in
-    flight has landed (`_LookupsAfterWrites`)."""
+    `rebuild` reads it, which meets the same event and fails the same way."""
 
     def __init__(self, store: Store, progress: Callable[[int], None]) -> None:
         self.store, self.progress = store, progress
         self.stack = ExitStack()
         self.batch: list[tuple[int, Any]] = []
-        self.writing: Future[int] | None = None  # the batch being written
         self.feeding = False
         self.error: Exception | None = None
         try:
             self.scratch = self.stack.enter_context(scratch_projector(store))
-            # (Entered after the copy: on leaving, its last batch ends before the copy goes.)
-            self.writer = self.stack.enter_context(
-                ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit-write")
-            )
             self.up_to = store.projector.position()
             self.feeding = True
         except Exception as error:  # Named by whoever compares, as a failed rebuild is.
@@ -248,36 +233,20 @@ class Aside:
     def stop(self) -> None:
         """An event that cannot be read: feed what came before it, and no more."""
         self._feed()
-        self._written()
         self.feeding = False
 
     def _feed(self) -> None:
         if self.feeding and self.batch:
             try:
-                applied = self.scratch.applied(self.batch, _LookupsAfterWrites(self))
+                self.scratch.feed(self.batch)
             except Exception:  # Met again, and named, where the log is read in `compare`.
-                applied = None
-            self._written()  # one batch in the thread at a time: memory stays bounded
-            if applied is None:
                 self.feeding = False
-            elif self.feeding:
-                self.writing = self.writer.submit(self.scratch.write, applied)
         self.batch = []
-
-    def _written(self) -> None:
-        """Wait for the batch being written; if it failed, feed no more."""
-        if self.writing is not None:
-            try:
-                self.writing.result()
-            except Exception:  # Met again, and named, where the log is read in `compare`.
-                self.feeding = False
-            self.writing = None
 
     def compare(self) -> Comparison:
         if self.error is not None:
             raise self.error
         self._feed()
-        self._written()
         return compare(self.store, self.scratch, self.progress)
 
     def __enter__(self) -> Aside:
@@ -285,31 +254,6 @@ class Aside:
 
     def __exit__(self, *_: object) -> None:
         self.stack.close()
-
-
-class _LookupsAfterWrites:
-    """The cursor a batch applied ahead of the write in flight looks up wallets'
-    owners with: it waits for that write to land, then reads in a transaction of its
-    own, so a wallet opened in the batch before is found."""
-
-    def __init__(self, aside: Aside) -> None:
-        self.aside = aside
-        self.rows: list[Sequence[Any]] = []
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        self.aside._written()
-        with self.aside.scratch.database.read() as cursor:
-            cursor.execute(sql, params)
-            self.rows = cursor.fetchall()
-
-    def executemany(self, sql: str, params: Iterable[Sequence[Any]]) -> None:
-        raise NotImplementedError("look-ups only")
-
-    def fetchone(self) -> Sequence[Any] | None:
-        return self.rows[0] if self.rows else None
-
-    def fetchall(self) -> list[Sequence[Any]]:
-        return self.rows
 
 
 @contextmanager

@@ -15,8 +15,6 @@ from infra.audit import pages, rebuild
 from infra.audit.rebuild import Aside
 from infra.audit.verify import verify
 from infra.store.store import Store
-from projections import balances
-from projections.runner import Projector
 from tests.infra.audit.test_verify import Attacker, named, play_some_rounds, problems_of
 
 
@@ -111,56 +109,3 @@ def test_an_event_that_cannot_be_read_stops_the_rebuild_aside_and_is_named(
 
     assert named(problems, f"event at position {target.position}", "cannot be read")
     assert named(problems, "the read models could not be rebuilt to compare")
-
-
-def _whole_log_fed(store: Store, aside: Aside) -> None:
-    with store.database.read() as cursor:
-        everything = store.projector.read_notifications(cursor, 0, 10_000, None)
-    for notification in everything:
-        aside.add(notification.id, store.projector.to_event(notification))
-
-
-def test_a_batch_applied_while_the_one_before_is_written_finds_its_wallets_owners(
-    store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Batches of two events, and owners forgotten at once: each batch looks up in the
-    # copy the owners of wallets opened in the batch just before, still being written.
-    play_some_rounds(store)
-    monkeypatch.setattr(rebuild, "SCRATCH_BATCH_SIZE", 2)
-    monkeypatch.setattr(balances, "OWNERS_KEPT_MAX", 1)
-    looked_up = []
-    execute = rebuild._LookupsAfterWrites.execute
-
-    def counted(self: Any, sql: str, params: Sequence[Any] = ()) -> None:
-        looked_up.append(params)
-        execute(self, sql, params)
-
-    monkeypatch.setattr(rebuild._LookupsAfterWrites, "execute", counted)
-    store.projector.catch_up()
-    with Aside(store, lambda _: None) as aside:
-        _whole_log_fed(store, aside)
-        assert aside.compare().differences == []
-        assert aside.feeding  # every batch applied and written, none left to the log
-    assert looked_up
-
-
-def test_a_batch_whose_write_fails_leaves_the_rest_to_the_log(
-    store: Store, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    play_some_rounds(store)
-    monkeypatch.setattr(rebuild, "SCRATCH_BATCH_SIZE", 3)
-    write, writes = Projector.write, []
-
-    def failing_once(self: Projector, applied: Any) -> int:
-        writes.append(applied.first)
-        if len(writes) == 2:
-            raise ConnectionError("lost")
-        return write(self, applied)
-
-    monkeypatch.setattr(Projector, "write", failing_once)
-    store.projector.catch_up()
-    with Aside(store, lambda _: None) as aside:
-        _whole_log_fed(store, aside)
-        assert not aside.feeding  # nothing fed past the failed batch
-        assert len(writes) == 2
-        assert aside.compare().differences == []  # the rest read from the log, all of it
