@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
@@ -19,6 +20,7 @@ POSTGRES_CONNECT_TIMEOUT_SECONDS = 5
 POSTGRES_OPEN_SECONDS = 30  # what a new pool may take to open its first connections
 # One advisory lock serialises the projector's writers, whichever process they run in.
 PROJECTION_LOCK_KEY = 72_010_001
+SNAPSHOT_LOCK_TIMEOUT = "200ms"
 SNAPSHOT_ID = re.compile(r"[0-9A-F]+-[0-9A-F]+-[0-9]+")  # as pg_export_snapshot() spells it
 
 
@@ -255,16 +257,17 @@ class PostgresDatabase:
         self.lock_key = lock_key
         self.durable = durable
         self.column_types: dict[str, ColumnTypes] = {}  # by table (_PostgresCursor)
+        self.connect_options: dict[str, Any] = {
+            # A scratch copy's commits never wait for the WAL (set once per session).
+            "options": f"-c search_path={schema} -c lock_timeout=5000"
+            + ("" if durable else " -c synchronous_commit=off"),
+            "connect_timeout": POSTGRES_CONNECT_TIMEOUT_SECONDS,
+        }
         self.pool = ConnectionPool(
             conninfo,
             min_size=1,
             max_size=pool_size,
-            kwargs={
-                # A scratch copy's commits never wait for the WAL (set once per session).
-                "options": f"-c search_path={schema} -c lock_timeout=5000"
-                + ("" if durable else " -c synchronous_commit=off"),
-                "connect_timeout": POSTGRES_CONNECT_TIMEOUT_SECONDS,
-            },
+            kwargs=self.connect_options,
             timeout=POSTGRES_CONNECT_TIMEOUT_SECONDS,
             open=False,
         )
@@ -291,15 +294,23 @@ class PostgresDatabase:
 
     @contextmanager
     def in_snapshot(self, snapshot_id: str) -> Iterator[Cursor]:
-        """A READ ONLY transaction on a connection of its own that sees exactly the
-        snapshot another transaction exported (`SELECT pg_export_snapshot()`), while
-        that one is still open."""
+        """A READ ONLY transaction that sees exactly the snapshot another transaction
+        exported (`SELECT pg_export_snapshot()`), while that one is still open. On a
+        connection of its own, outside the pool: the exporting transaction holds one
+        of the pool's, which may have no other (`CASINO_DB_POOL_SIZE=1`). It waits on
+        no lock for long (`SNAPSHOT_LOCK_TIMEOUT`): the tables it reads are locked
+        against change by the exporting transaction already, so a wait means a
+        change queued behind that one, and its caller is better off reading there."""
         if not SNAPSHOT_ID.fullmatch(snapshot_id):
             raise ValueError(f"not a snapshot id: {snapshot_id!r}")
-        with self.pool.connection() as connection, connection.transaction():
+        with (
+            psycopg.connect(self.conninfo, autocommit=True, **self.connect_options) as connection,
+            connection.transaction(),
+        ):
             cursor = _PostgresCursor(connection.cursor(), self.column_types)
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             cursor.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_id}'")  # no parameters here
+            cursor.execute(f"SET LOCAL lock_timeout = '{SNAPSHOT_LOCK_TIMEOUT}'")
             yield cursor
 
     def script(self, sql: str) -> None:

@@ -5,16 +5,22 @@ exactly what the page-by-page compare in Python says."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import psycopg
 import pytest
 from typer.testing import CliRunner
 
+from infra.audit import rebuild as rebuild_module
 from infra.audit.rebuild import NotPlainTables, compare_with_rebuild, scratch_projector
 from infra.audit.verify import verify
 from infra.cli import app
 from infra.store.database import PostgresDatabase
-from infra.store.store import Store
+from infra.store.store import Store, open_store
 from projections.check import (
     comparable_in_the_database,
     compared_in_the_database,
@@ -22,7 +28,7 @@ from projections.check import (
     quoted,
 )
 from projections.runner import TABLES, TRACKING
-from tests.conftest import StoreFactory
+from tests.conftest import POSTGRES_URL, StoreFactory
 
 PLAYERS = ("ann", "bob", "cat", "dan", "eve")
 
@@ -301,3 +307,88 @@ def test_verify_and_the_rebuild_command_name_a_read_model_behind_a_view(
     result = CliRunner().invoke(app, ["projections", "rebuild", "--check"], env=env)
     assert result.exit_code == 1
     assert "cannot rebuild: the read models in schema" in result.output
+
+
+def _server_compared(store: Store, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], int]:
+    """A rebuild's compare, and how often it fell back to the compare in Python."""
+    in_python = []
+
+    def counted(*arguments: Any) -> list[str]:
+        in_python.append(1)
+        return differences(*arguments)
+
+    monkeypatch.setattr(rebuild_module, "differences", counted)
+    return compare_with_rebuild(store, lambda _: None).differences, len(in_python)
+
+
+def test_a_store_with_a_pool_of_one_connection_is_still_compared_by_the_server(
+    postgres_stores: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tampered(postgres_stores.open())
+    one = open_store(
+        postgres_stores.url,
+        postgres_schema=postgres_stores.schema,
+        pool_size=1,
+        group_commit=None,
+        opened_elsewhere=True,
+    )
+    opening, opened = PostgresDatabase.in_snapshot, []
+
+    @contextmanager
+    def counted(self: PostgresDatabase, snapshot_id: str) -> Iterator[Any]:
+        with opening(self, snapshot_id) as cursor:
+            opened.append(snapshot_id)
+            yield cursor
+
+    monkeypatch.setattr(PostgresDatabase, "in_snapshot", counted)
+    try:
+        found, fallbacks = _server_compared(one, monkeypatch)
+    finally:
+        one.close()
+    assert len(found) == 3
+    assert fallbacks == 0
+    assert len(opened) == 1  # the second connection was had, beside the pool's one
+
+
+def test_a_change_queued_on_a_table_leaves_its_compare_to_the_first_connection(
+    postgres_stores: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tampered(postgres_stores.open())
+    database = store.database
+    assert isinstance(database, PostgresDatabase)
+    expected = compare_with_rebuild(store, lambda _: None).differences
+    opening = PostgresDatabase.in_snapshot
+    maintenance: list[threading.Thread] = []
+
+    def after_a_vacuum_full_queued(self: PostgresDatabase, snapshot_id: str) -> Any:
+        # A DBA's VACUUM FULL of every read model waits on the compare's locks; any
+        # new lock on those tables then queues behind it.
+        def vacuum() -> None:
+            with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+                tables = ", ".join(f'"{database.schema}".{table}' for table in TABLES)
+                connection.execute(f"VACUUM FULL {tables}".encode())
+
+        maintenance.append(threading.Thread(target=vacuum))
+        maintenance[0].start()
+        _until_waiting(database.schema)
+        return opening(self, snapshot_id)
+
+    monkeypatch.setattr(PostgresDatabase, "in_snapshot", after_a_vacuum_full_queued)
+    found, fallbacks = _server_compared(store, monkeypatch)
+    maintenance[0].join(timeout=30)
+    assert found == expected
+    assert fallbacks == 0
+
+
+def _until_waiting(schema: str) -> None:
+    """Until a session waits on a lock (the VACUUM FULL, behind the compare)."""
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as watcher:
+        for _ in range(200):
+            waiting = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND query LIKE 'VACUUM FULL%'"
+            ).fetchone()
+            if waiting and waiting[0]:
+                return
+            time.sleep(0.01)
+    raise AssertionError(f"no VACUUM FULL waited on the read models of {schema}")
