@@ -238,9 +238,12 @@ def tree_cpu_seconds(pid: int) -> float:
 def figures_of(tally: Tally) -> tuple[float, float, float, float]:
     """commands/s, rounds/s, p50 ms, p99 ms."""
     latencies = sorted(tally.latencies)
-    p50 = statistics.median(latencies) * 1000
-    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000
+    p50, p99 = statistics.median(latencies) * 1000, _p99(latencies) * 1000
     return len(latencies) / tally.seconds, tally.rounds / tally.seconds, p50, p99
+
+
+def _p99(ordered: list[float]) -> float:
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
 
 
 def pgbench_path() -> str | None:
@@ -334,10 +337,10 @@ async def table_reads(port: int, cast: Cast) -> dict[str, float]:
     connection.close()
     name = f"get_p2p_table_after_{HISTORY_ROUNDS}_rounds"
     return {
-        f"{name}_p50_ms": _nth(at_once, 0.5),
-        f"{name}_p99_ms": _nth(at_once, 0.99),
+        f"{name}_p50_ms": statistics.median(at_once),
+        f"{name}_p99_ms": _p99(at_once),
         f"{name}_max_ms": at_once[-1],
-        f"{name}_caught_up_p99_ms": _nth(caught_up, 0.99),
+        f"{name}_caught_up_p99_ms": _p99(caught_up),
         f"{name}_caught_up_lag_events": float(lag),
     }
 
@@ -358,10 +361,6 @@ async def _latencies(connection: Connection, path: str) -> list[float]:
         latencies.append((time.perf_counter() - started) * 1000)
         assert status == 200
     return sorted(latencies)
-
-
-def _nth(ordered: list[float], share: float) -> float:
-    return ordered[int(len(ordered) * share)]
 
 
 WORKLOADS: tuple[tuple[str, Step], ...] = (

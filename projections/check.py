@@ -151,6 +151,7 @@ def compared_in_the_database(
     tables are compared here after the others: the same rows, in the same snapshot."""
     names = list(tables)
     there = _larger_half(cursor, rebuilt_schema, names) if beside is not None else []
+    here = [name for name in names if name not in there]
     found: dict[str, list[str]] = {}
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="compare") as helper:
         elsewhere = None
@@ -158,7 +159,7 @@ def compared_in_the_database(
             elsewhere = helper.submit(
                 _compared_beside, beside, live_schema, rebuilt_schema, tables, there
             )
-        found.update(_compared(cursor, live_schema, rebuilt_schema, tables, names, there))
+        found.update(_compared(cursor, live_schema, rebuilt_schema, tables, here))
         if elsewhere is not None:
             try:
                 found.update(elsewhere.result())
@@ -187,13 +188,12 @@ def _compared(
     rebuilt_schema: str,
     tables: dict[str, tuple[str, ...]],
     these: list[str],
-    skipped: Iterable[str] = (),
 ) -> dict[str, list[str]]:
     # Both tables are in key order on their primary key's index: a merge join reads
     # them side by side. A hash join held one in memory, spilling past work_mem.
     cursor.execute("SET LOCAL enable_hashjoin = off")
     found = {}
-    for table in [name for name in these if name not in set(skipped)]:
+    for table in these:
         keys = tables[table]
         cursor.execute(_differing(f"{live_schema}.{table}", f"{rebuilt_schema}.{table}", keys))
         counts: list[int] = [0] * len(KINDS)

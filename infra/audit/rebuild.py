@@ -155,9 +155,8 @@ def _compared_in_the_database(
                 live_name, rebuilt_name = quoted(live_schema), quoted(schema)
                 position = position_in(live, live_name)
                 if position == position_in(live, rebuilt_name):
-                    live.execute("SELECT pg_catalog.pg_export_snapshot()")
-                    exported = str(_first(live.fetchone()))
                     assert isinstance(store.database, PostgresDatabase)  # (the caller's test)
+                    exported = store.database.exported_snapshot(live)
                     found = compared_in_the_database(
                         live, live_name, rebuilt_name, TABLES,
                         beside=functools.partial(store.database.in_snapshot, exported),
@@ -166,11 +165,6 @@ def _compared_in_the_database(
         except psycopg.Error:
             return None
     return None
-
-
-def _first(row: Sequence[Any] | None) -> Any:
-    assert row is not None
-    return row[0]
 
 
 class NotPlainTables(Exception):

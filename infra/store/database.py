@@ -292,10 +292,18 @@ class PostgresDatabase:
     def snapshot(self) -> Any:
         return self._transaction(lock=False, repeatable=True)
 
+    @staticmethod
+    def exported_snapshot(cursor: Cursor) -> str:
+        """The id of the cursor's transaction's snapshot, for `in_snapshot`."""
+        cursor.execute("SELECT pg_catalog.pg_export_snapshot()")
+        row = cursor.fetchone()
+        assert row is not None
+        return str(row[0])
+
     @contextmanager
     def in_snapshot(self, snapshot_id: str) -> Iterator[Cursor]:
         """A READ ONLY transaction that sees exactly the snapshot another transaction
-        exported (`SELECT pg_export_snapshot()`), while that one is still open. On a
+        exported (`exported_snapshot`), while that one is still open. On a
         connection of its own, outside the pool: the exporting transaction holds one
         of the pool's, which may have no other (`CASINO_DB_POOL_SIZE=1`). It waits on
         no lock for long (`SNAPSHOT_LOCK_TIMEOUT`): the tables it reads are locked

@@ -97,8 +97,7 @@ def test_tables_compared_beside_in_the_same_snapshot_are_named_as_by_one_connect
                 live, database.schema, scratch.database.schema, (*TABLES, TRACKING)
             )
             alone = compared_in_the_database(live, *names, TABLES)
-            live.execute("SELECT pg_catalog.pg_export_snapshot()")
-            exported = str(live.fetchone()[0])  # type: ignore[index]
+            exported = database.exported_snapshot(live)
             # A deposit committed after the snapshot: neither connection sees it.
             store.app.deposit("ann", "real", 100)
             store.projector.catch_up()
@@ -127,8 +126,7 @@ def test_a_transaction_in_an_exported_snapshot_sees_nothing_committed_after_it(
 
     with database.snapshot() as exporting:
         before = deposits(exporting)
-        exporting.execute("SELECT pg_catalog.pg_export_snapshot()")
-        exported = str(exporting.fetchone()[0])  # type: ignore[index]
+        exported = database.exported_snapshot(exporting)
         store.app.deposit("ann", "real", 100)
         store.projector.catch_up()
         with database.in_snapshot(exported) as beside:

@@ -187,10 +187,7 @@ def test_a_rebuild_process_that_dies_is_a_discrepancy_not_a_pass(
 def test_a_rebuild_process_that_stops_taking_pages_does_not_hang_verify(
     store: Store, monkeypatch: pytest.MonkeyPatch, in_a_process: list[Any]
 ) -> None:
-    play_some_rounds(store)
-    monkeypatch.setattr(aside_process, "PAGES_IN_FLIGHT", 1)
-    monkeypatch.setattr(aside_process, "SEND_WAIT_SECONDS", 0.05)
-    monkeypatch.setattr(verify_module, "log_pages", _one_event_a_page(verify_module.log_pages))
+    _one_page_in_flight(store, monkeypatch)
     sending = aside_process.AsideProcess.sending
 
     def stopped_at_once(
@@ -209,11 +206,8 @@ def test_a_rebuild_process_that_stops_taking_pages_does_not_hang_verify(
 def test_a_rebuild_process_stuck_but_alive_does_not_hang_verify(
     store: Store, monkeypatch: pytest.MonkeyPatch, in_a_process: list[Any]
 ) -> None:
-    play_some_rounds(store)
-    monkeypatch.setattr(aside_process, "PAGES_IN_FLIGHT", 1)
-    monkeypatch.setattr(aside_process, "SEND_WAIT_SECONDS", 0.05)
+    _one_page_in_flight(store, monkeypatch)
     monkeypatch.setattr(aside_process, "STALL_SECONDS", 0.5)
-    monkeypatch.setattr(verify_module, "log_pages", _one_event_a_page(verify_module.log_pages))
     sending = aside_process.AsideProcess.sending
     stopped: list[aside_process.AsideProcess] = []
 
@@ -234,6 +228,15 @@ def test_a_rebuild_process_stuck_but_alive_does_not_hang_verify(
         "stuck",
     )
     assert not stopped[0].process.is_alive()  # killed on the way out, not left behind
+
+
+def _one_page_in_flight(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Some rounds played, then verify's pages one event each, one page in flight,
+    and a blocked send looking every 50 ms whether the process still takes them."""
+    play_some_rounds(store)
+    monkeypatch.setattr(aside_process, "PAGES_IN_FLIGHT", 1)
+    monkeypatch.setattr(aside_process, "SEND_WAIT_SECONDS", 0.05)
+    monkeypatch.setattr(verify_module, "log_pages", _one_event_a_page(verify_module.log_pages))
 
 
 def _one_event_a_page(log_pages: Any) -> Any:
