@@ -51,6 +51,13 @@ def tampered(store: Store) -> Store:
     return store
 
 
+def tampered_on_postgres(postgres_stores: StoreFactory) -> tuple[Store, PostgresDatabase]:
+    """`tampered` on a new PostgreSQL store, and that store's database."""
+    store = tampered(postgres_stores.open())
+    assert isinstance(store.database, PostgresDatabase)
+    return store, store.database
+
+
 def test_every_kind_of_difference_is_counted_and_named_by_its_first_keys(store: Store) -> None:
     found = compare_with_rebuild(tampered(store), lambda _: None).differences
     assert found == [
@@ -85,9 +92,7 @@ def test_the_server_names_what_the_compare_in_python_names(
 def test_tables_compared_beside_in_the_same_snapshot_are_named_as_by_one_connection(
     postgres_stores: StoreFactory,
 ) -> None:
-    store = tampered(postgres_stores.open())
-    database = store.database
-    assert isinstance(database, PostgresDatabase)
+    store, database = tampered_on_postgres(postgres_stores)
     with scratch_projector(store) as scratch:
         scratch.catch_up(up_to=store.projector.position())
         assert isinstance(scratch.database, PostgresDatabase)
@@ -116,9 +121,7 @@ def test_tables_compared_beside_in_the_same_snapshot_are_named_as_by_one_connect
 def test_a_transaction_in_an_exported_snapshot_sees_nothing_committed_after_it(
     postgres_stores: StoreFactory,
 ) -> None:
-    store = tampered(postgres_stores.open())
-    database = store.database
-    assert isinstance(database, PostgresDatabase)
+    store, database = tampered_on_postgres(postgres_stores)
 
     def deposits(cursor: Any) -> int:
         cursor.execute("SELECT count(*) FROM ledger_entries WHERE player_id = 'ann'")
@@ -351,9 +354,7 @@ def test_a_store_with_a_pool_of_one_connection_is_still_compared_by_the_server(
 def test_a_change_queued_on_a_table_leaves_its_compare_to_the_first_connection(
     postgres_stores: StoreFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = tampered(postgres_stores.open())
-    database = store.database
-    assert isinstance(database, PostgresDatabase)
+    store, database = tampered_on_postgres(postgres_stores)
     expected = compare_with_rebuild(store, lambda _: None).differences
     opening = PostgresDatabase.in_snapshot
     maintenance: list[threading.Thread] = []
