@@ -96,7 +96,7 @@ def serve(
         )
     # One store opened here first, also with several workers: it makes or migrates
     # the schema (and the development seal key) once, before the workers race to.
-    store = open_configured_store(settings, sealed=True)
+    store = open_configured_store(settings, sealed=True, serving=True, name="casino-serve")
     log.info(
         "starting",
         store=settings.database_url.split("@")[-1],
@@ -143,7 +143,8 @@ def served_app() -> Any:
     _end_with_parent(int(os.environ.get(SERVE_PID_VARIABLE) or os.getppid()))
     settings = settings_or_exit()
     configure_logging(settings.log_level)
-    return create_app(open_configured_store(settings, sealed=True), settings)
+    store = open_configured_store(settings, sealed=True, serving=True, name="casino-serve")
+    return create_app(store, settings)
 
 
 def _projector_beside() -> subprocess.Popen[bytes]:
@@ -186,7 +187,8 @@ def run_projector() -> None:
 
     settings = settings_or_exit()
     configure_logging(settings.log_level)
-    store = open_configured_store(settings, existing=True)
+    # Sealed: its failures are significant events, saved like any other (rules.md 5).
+    store = open_configured_store(settings, existing=True, sealed=True, name="casino-projections")
     stopping = threading.Event()
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stopping.set())

@@ -19,6 +19,7 @@ from infra.config import ConfigError, Settings, load_settings
 from infra.logs import get_logger
 from infra.secrets import AesGcmBox, SecretKeyError
 from infra.store import reach
+from infra.store.faults import StoreTimeouts
 from infra.store.store import Store, open_store
 
 USAGE_ERROR = 2
@@ -34,13 +35,20 @@ def settings_or_exit() -> Settings:
 
 
 def open_configured_store(
-    settings: Settings, *, existing: bool = False, sealed: bool = False
+    settings: Settings,
+    *,
+    existing: bool = False,
+    sealed: bool = False,
+    serving: bool = False,
+    name: str = "casino-cli",
 ) -> Store:
     """The configured store; with `existing`, only one that is there already (the
     audit and projection commands never create one); `sealed` for one that saves (it
-    seals the log with CASINO_SEAL_KEY and round seeds with CASINO_SECRET_KEY). Exits 2,
-    in one line naming the setting, when the database cannot be reached or the store is
-    not there."""
+    seals the log with CASINO_SEAL_KEY and round seeds with CASINO_SECRET_KEY); without,
+    a store that saves nothing at all (infra/store/seal.py: UnsealedWrite). `serving`:
+    a server's, whose store timeouts follow CASINO_REQUEST_DEADLINE_SECONDS. `name`
+    names the process's connections. Exits 2, in one line naming the setting, when the
+    database cannot be reached or the store is not there."""
     problem = _store_problem(settings, existing)
     if problem is not None:
         typer.echo(problem, err=True)
@@ -57,6 +65,8 @@ def open_configured_store(
             seal_key=seal_key,
             owner_url=settings.database_owner_url or None,
             box=box,
+            timeouts=StoreTimeouts.within(settings.request_deadline_seconds) if serving else None,
+            application_name=name,
         )
     except Exception as error:  # Whatever the driver raises: the store is not to be had.
         where = reach.shown_url(settings.database_url)
@@ -66,6 +76,7 @@ def open_configured_store(
         )
         raise typer.Exit(USAGE_ERROR) from None
     store.app.receipt_retention_days = settings.receipt_retention_days
+    store.app.recorder.read_only = not sealed  # type: ignore[attr-defined]
     runs = settings.projector_runs
     store.projector_inside = runs == "inside"
     store.reads_wait_for_head = runs == "beside"

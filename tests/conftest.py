@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 from domain.settings import GameSettings
 from infra.config import load_settings
 from infra.http.app import create_app
+from infra.store.seal import private_key_text
 from infra.store.store import Store, open_store
 from tests.contract import ContractClient
 
@@ -36,6 +37,12 @@ OPERATOR = {"Authorization": "Bearer dev-operator"}
 AUDITOR = {"Authorization": "Bearer dev-auditor"}
 # Every test store seals its saves and signs its snapshots with this key.
 SEAL_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+# What a process of the service started by a test is configured with, to save on a
+# test store: its seal key, and a key for round seeds (no development keys made).
+SERVICE_KEYS = {
+    "CASINO_SEAL_KEY": private_key_text(SEAL_KEY),
+    "CASINO_SECRET_KEY": "0" * 64,
+}
 
 
 def _postgres_available() -> bool:

@@ -41,9 +41,10 @@ from uuid import UUID
 
 import psycopg
 import psycopg.rows
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
+from eventsourcing.utils import retry
 from psycopg import ClientCursor
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
@@ -109,8 +110,16 @@ def next_seal(
 TAMPERED_SQLSTATE = "22000"
 
 
+def refuse_if_read_only(recorder: Any) -> None:
+    if recorder.read_only:
+        raise seals.UnsealedWrite(
+            "this store was opened only to read (no seal key): it saves no event"
+        )
+
+
 class SingleTripRecorder(KeepsReceipts, ComposedReads, PostgresApplicationRecorder):
     sealer: Sealer | None = None
+    read_only = False  # a store opened to read (infra/cli_store.py) saves nothing
     races_lost = 0  # one-trip saves refused because another process had saved first
     _locked_saves_left = 0
     # The last seal's digest and the log's last position, as this recorder left them.
@@ -124,26 +133,37 @@ class SingleTripRecorder(KeepsReceipts, ComposedReads, PostgresApplicationRecord
         assert not kwargs.get("tracking"), "this recorder does not record tracking"
         if not stored_events:
             return []
+        refuse_if_read_only(self)
         receipts: Sequence[ReceiptRecord] = kwargs.get("receipts") or ()
         with self.datastore.get_connection() as connection:
             if self.sealer is not None:
                 return self._insert_sealed(connection, self.sealer, stored_events, receipts)
-            params: list[Any] = []
-            for stored in stored_events:
-                params += [stored.originator_id, stored.originator_version]
-                params += [stored.topic, stored.state]
-            # Unsealed, the receipts' position is the log's top once the events are in.
-            for row in receipt_rows.rows_of(receipts, 0, _same):
-                params += row[:-1]
-            cursor = ClientCursor(connection)
+            return self._insert_unsealed(connection, stored_events, receipts)
+
+    def _insert_unsealed(
+        self, connection: Any, stored_events: Sequence[StoredEvent], receipts: Sequence[Any]
+    ) -> list[int]:
+        """A store that seals nothing (tests, benchmarks): the script refuses, under the
+        lock, to add to a log that has a seal (schema.py: refuse_unsealed_save)."""
+        params: list[Any] = []
+        for stored in stored_events:
+            params += [stored.originator_id, stored.originator_version]
+            params += [stored.topic, stored.state]
+        # Unsealed, the receipts' position is the log's top once the events are in.
+        for row in receipt_rows.rows_of(receipts, 0, _same):
+            params += row[:-1]
+        cursor = ClientCursor(connection)
+        try:
             cursor.execute(self._script(len(stored_events), len(receipts)), params)
-            ids: list[int] = []
-            while True:  # The INSERT's RETURNING is the one result with rows.
-                names = [column.name for column in cursor.description or ()]
-                if names == ["notification_id"]:
-                    ids = [row["notification_id"] for row in cursor.fetchall()]
-                if not cursor.nextset():
-                    return ids
+        except psycopg.errors.AssertFailure as error:
+            raise seals.UnsealedWrite(error.diag.message_primary or str(error)) from None
+        ids: list[int] = []
+        while True:  # The INSERT's RETURNING is the one result with rows.
+            names = [column.name for column in cursor.description or ()]
+            if names == ["notification_id"]:
+                ids = [row["notification_id"] for row in cursor.fetchall()]
+            if not cursor.nextset():
+                return ids
 
     def _insert_sealed(
         self,
@@ -275,6 +295,7 @@ class SingleTripRecorder(KeepsReceipts, ComposedReads, PostgresApplicationRecord
         return SQL(
             "SET LOCAL lock_timeout = {timeout}; "
             "LOCK TABLE {table} IN EXCLUSIVE MODE; "
+            "SELECT {schema}.refuse_unsealed_save(); "
             "NOTIFY {channel}; "
             "INSERT INTO {table} (originator_id, originator_version, topic, state) "
             "VALUES {values} RETURNING notification_id; "
@@ -282,6 +303,7 @@ class SingleTripRecorder(KeepsReceipts, ComposedReads, PostgresApplicationRecord
         ).format(
             timeout=Literal(f"{self.datastore.lock_timeout}s"),
             table=table,
+            schema=schema,
             channel=Identifier(self.channel_name),
             values=values,
             receipts=self._receipts_insert(receipts, top),
@@ -301,6 +323,8 @@ class SingleTripRecorder(KeepsReceipts, ComposedReads, PostgresApplicationRecord
             receipt_rows.TABLE, f"{self.datastore.schema}.{receipt_rows.TABLE}"
         )
 
+    # A read, so safe to try again after a lost connection, as the library's reads are.
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def _query_one(self, sql: str, params: Sequence[Any]) -> Sequence[Any] | None:
         with self.datastore.get_connection() as connection:
             cursor = connection.cursor(row_factory=psycopg.rows.tuple_row)
@@ -334,13 +358,21 @@ def _hex(key_id: UUID) -> str:
 
 class ChainingSQLiteRecorder(KeepsReceipts, SQLiteApplicationRecorder):
     sealer: Sealer | None = None
+    read_only = False  # a store opened to read (infra/cli_store.py) saves nothing
 
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
+        if stored_events:
+            refuse_if_read_only(self)
         positions = super()._insert_events(c, stored_events, **kwargs)
         if not stored_events or positions is None:
             return positions
+        if self.sealer is None:
+            # Under SQLite's write lock, as PostgreSQL's refuse_unsealed_save.
+            c.execute(f"SELECT 1 FROM {seals.TABLE} LIMIT 1")
+            if c.fetchone() is not None:
+                raise seals.UnsealedWrite(seals.UNSEALED_SAVE_REFUSED)
         c.execute(_HEAD)
         head = c.fetchone()
         head_position, previous = (int(head[0]), str(head[1])) if head else (0, event_chain.GENESIS)

@@ -169,6 +169,15 @@ BEGIN
             USING ERRCODE = 'serialization_failure';
     END IF;
 END $$;
+-- A store that seals nothing (tests, benchmarks) never adds to a sealed log: such an
+-- event would look inserted behind the service's back (infra/store/recorders.py).
+CREATE OR REPLACE FUNCTION {schema}.refuse_unsealed_save() RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM {schema}.{seals}) THEN
+        RAISE EXCEPTION '{unsealed_refused}' USING ERRCODE = 'assert_failure';
+    END IF;
+END $$;
 -- One sealed save, as one statement of fixed text: the recorder binds its rows as
 -- arrays, server-side, in binary (infra/store/recorders.py: SingleTripRecorder).
 CREATE OR REPLACE FUNCTION {schema}.save_sealed(
@@ -243,6 +252,7 @@ def create_postgres_schema(database: PostgresDatabase) -> None:
         seal_genesis=seals.GENESIS,
         genesis=event_chain.GENESIS,
         seal_columns=seals.COLUMNS,
+        unsealed_refused=seals.UNSEALED_SAVE_REFUSED,
         receipts=receipts.TABLE,
         receipt_columns=receipts.INSERT_COLUMNS,
     )

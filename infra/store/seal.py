@@ -61,6 +61,18 @@ class LogTampered(PersistenceError):
     inserted): the service saves nothing on top of it until someone has looked."""
 
 
+UNSEALED_SAVE_REFUSED = (
+    "an unsealed save on a sealed log: refused (every writer of a sealed log seals)"
+)
+
+
+class UnsealedWrite(AssertionError):
+    """Our own code tried to save events no seal covers on a log that is sealed, or
+    to save anything through a store opened only to read. Every process of the
+    service that writes seals (rules.md 5): such a save would leave the log looking
+    tampered with, so it is refused before anything is written."""
+
+
 class SealKeyError(ValueError):
     """A key that cannot be read; the message says what was expected."""
 

@@ -14,7 +14,7 @@ from benchmarks import workload
 from infra.audit.rebuild import compare_with_rebuild
 from infra.store.store import Store
 from projections.runner import BATCH_SIZE, empty
-from tests.conftest import StoreFactory
+from tests.conftest import SERVICE_KEYS, StoreFactory
 
 WAIT_SECONDS_MAX = 60
 # The real command, with its position write stalled once two batches have committed:
@@ -37,8 +37,10 @@ main()
 
 
 def worker_env(stores: StoreFactory) -> dict[str, str]:
+    # The test store's own seal key: the process seals what it records (rules.md 5).
     return {
         **os.environ,
+        **SERVICE_KEYS,
         "CASINO_DATABASE_URL": stores.url,
         "CASINO_POSTGRES_SCHEMA": stores.schema,
         "CASINO_LOG_LEVEL": "warning",
