@@ -33,6 +33,7 @@ from infra.secrets import (
     development_key,
     parse_key,
 )
+from infra.store.faults import DEADLINE_SECONDS, DEADLINE_SECONDS_MAX, DEADLINE_SECONDS_MIN
 from infra.store.seal import parse_private_key
 
 ROLES = ("service", "operator", "auditor")
@@ -69,6 +70,11 @@ class Settings(BaseSettings):
     # A wake-up waits this long for more commits, so a burst is projected in one batch.
     projector_debounce_ms: int = Field(default=25, ge=0, le=1000)
     read_wait_seconds: float = Field(default=5.0, gt=0, le=60)
+    # Every request is answered within this (rules.md 8): past it, 503 store_unavailable
+    # with Retry-After; the store's connect, lock and statement timeouts derive from it.
+    request_deadline_seconds: float = Field(
+        default=DEADLINE_SECONDS, ge=DEADLINE_SECONDS_MIN, le=DEADLINE_SECONDS_MAX
+    )
     # Group commit (domain/group_commit.py): how long the committer lingers for more
     # saves after a shared transaction, and how many saves one transaction takes.
     group_commit_wait_ms: float = Field(default=0.0, ge=0, le=50)

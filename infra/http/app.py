@@ -15,11 +15,12 @@ from starlette.exceptions import HTTPException
 
 from domain.errors import DomainError
 from infra.config import Settings
+from infra.fault_log import faults
 from infra.http.auth import key_digests
 from infra.http.contract import document
 from infra.http.docs import add_docs
 from infra.http.lane import CommandLane
-from infra.http.middleware import BodySizeLimit, RequestLog
+from infra.http.middleware import BodySizeLimit, Deadline, RequestLog
 from infra.http.problems import FIELD_CODES, Problem, from_domain, from_problem, problem_response
 from infra.http.responses import FastJSONResponse
 from infra.http.routes import (
@@ -38,11 +39,14 @@ from infra.http.routes import (
 from infra.http.strict_json import BODY_PROBLEM, StrictJsonBodies
 from infra.logs import get_logger
 from infra.metrics import Metrics
-from infra.significant import Throttle, record_start
+from infra.significant import StartRecord, Throttle
+from infra.store.faults import FAULT_CLASSES, NOT_KNOWN, STORE, is_store_fault
+from infra.store.reach import first_line
 from infra.store.seal import LogTampered
 from infra.store.store import Store
 from infra.witness import WitnessWorker
 from infra.workers import (
+    TAMPERED,
     AbandonedRoundWorker,
     DueChoiceWorker,
     ExclusionWorker,
@@ -50,6 +54,7 @@ from infra.workers import (
     PeriodicWorker,
     ProjectorWorker,
     ReceiptPruner,
+    StoreWatch,
     ThrottleWorker,
 )
 
@@ -79,12 +84,14 @@ def create_app(
         hand_off=recorder.submit,
     )
 
+    start = StartRecord(store.app, settings) if background else None
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         started: list[PeriodicWorker] = []
-        if background:
-            _record_start(store, settings)
-            started = _workers(store, settings, throttle)
+        if start is not None:
+            start.record()  # or, the store down, again every second (StoreWatch)
+            started = [StoreWatch(store, start), *_workers(store, settings, throttle)]
         for worker in started:
             worker.observer, worker.failures = metrics, throttle
             worker.start()
@@ -118,6 +125,7 @@ def create_app(
     api.state.settings = settings
     api.state.metrics = metrics
     api.state.workers = workers  # what readiness looks at
+    api.state.start = start  # and whether the start-up event is saved
     api.state.api_keys = settings.keys()
     api.state.key_digests = key_digests(settings.keys())
     api.state.refusals = throttle
@@ -143,6 +151,7 @@ def create_app(
         api.add_middleware(CommandLane, api=api)
     api.add_middleware(StrictJsonBodies)
     api.add_middleware(BodySizeLimit, limit=BODY_BYTES_MAX)
+    api.add_middleware(Deadline, seconds=settings.request_deadline_seconds)
     api.add_middleware(RequestLog, observe=metrics.request)
     return api
 
@@ -160,15 +169,6 @@ def _workers(store: Store, settings: Settings, throttle: Throttle) -> list[Perio
         ReceiptPruner(store),
         witness_worker(store, settings),
     ]
-
-
-def _record_start(store: Store, settings: Settings) -> None:
-    """The configuration and the start-up as significant events; a store that cannot
-    take them now is logged, and the server still starts (its reads still work)."""
-    try:
-        record_start(store.app, settings)
-    except Exception:
-        log.exception("start_not_recorded")
 
 
 def _add_error_handlers(api: FastAPI) -> None:
@@ -200,16 +200,20 @@ def _add_error_handlers(api: FastAPI) -> None:
     @api.exception_handler(LogTampered)
     async def tampered(_: Request, error: LogTampered) -> JSONResponse:
         # Not our bug and not the caller's: the log changed behind the service's back.
-        log.error("log_tampered", error=str(error)[:500])
+        faults.failed(TAMPERED, error)
         return problem_response(503, "log_tampered", str(error))
 
-    @api.exception_handler(Exception)
-    async def internal(_: Request, error: Exception) -> JSONResponse:
-        # Our bug, never the caller's: logged with its traceback, answered without it.
-        log.exception("internal_error", error=repr(error)[:200])
-        return problem_response(
-            500, "internal_error", "the server failed; nothing is wrong with the request"
-        )
+    async def store_fault(_: Request, error: Exception) -> JSONResponse:
+        if not is_store_fault(error):
+            raise error  # a bug after all (SQLite's "no such table"): RequestLog's 500
+        faults.failed(STORE, error)  # once, then a minute apart (infra/fault_log.py)
+        detail = f"the store is unavailable ({first_line(error)}); the request is {NOT_KNOWN}"
+        return problem_response(503, "store_unavailable", detail)
+
+    for kind in FAULT_CLASSES:
+        api.add_exception_handler(kind, store_fault)
+    # Any other exception is our bug: infra/http/middleware.py (RequestLog) answers
+    # 500 internal_error with the request's id, having logged it once.
 
 
 NOT_AN_OBJECT = {"model_attributes_type", "dict_type", "model_type", "missing"}

@@ -141,6 +141,8 @@ def traits_of(route: Any, method: str) -> Traits:
             traits.reads_projections = True
     refusals = traits.refusals
     refusals[400].add("invalid_request_id")
+    # Any route meets a store that does not answer in time (rules.md 8).
+    refusals[503].add("store_unavailable")
     if traits.roles:
         refusals[401].add("unauthenticated")
         if set(traits.roles) != set(ROLES):

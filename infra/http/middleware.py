@@ -6,19 +6,23 @@ stream copy per request.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import os
 import re
 import time
 from collections.abc import Callable
+from urllib.parse import parse_qsl
 
 import structlog
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from infra.fault_log import faults
 from infra.http.problems import problem_response
 from infra.logs import enabled, get_logger
+from infra.store.faults import NOT_KNOWN, StoreDeadline, within
 
 LOGGED_PATH_IDS = ("player_id", "round_id", "table_id")
 # A caller's X-Request-ID is echoed and logged: visible ASCII, and short.
@@ -63,19 +67,27 @@ class RequestLog:
         offered = Headers(scope=scope).get("x-request-id")
         acceptable = offered is None or REQUEST_ID_PATTERN.fullmatch(offered) is not None
         request_id = offered if offered is not None and acceptable else _new_request_id()
-        started, status = time.perf_counter(), 500
+        started, status, answered = time.perf_counter(), 500, False
 
         async def send_with_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, answered
             if message["type"] == "http.response.start":
-                status = message["status"]
+                status, answered = message["status"], True
                 MutableHeaders(scope=message).append("X-Request-ID", request_id)
             await send(message)
 
         with structlog.contextvars.bound_contextvars(request_id=request_id):
             try:
                 if acceptable:
-                    await self.app(scope, receive, send_with_id)
+                    try:
+                        await self.app(scope, receive, send_with_id)
+                    except Exception as error:
+                        if answered:
+                            raise  # too late to answer otherwise: the server ends it
+                        # Our bug, never the caller's: logged once with its traceback,
+                        # answered without it, and with the request's id like any other.
+                        log.exception("internal_error", error=repr(error)[:200])
+                        await INTERNAL_ERROR(scope, receive, send_with_id)
                 else:
                     refusal = problem_response(
                         400,
@@ -90,6 +102,11 @@ class RequestLog:
                     _log(scope, request_id, route, status, seconds)
                 if self.observe is not None:
                     self.observe(scope["method"], route, status, seconds)
+
+
+INTERNAL_ERROR = problem_response(
+    500, "internal_error", "the server failed; nothing is wrong with the request"
+)
 
 
 def _new_request_id() -> str:
@@ -169,3 +186,83 @@ class BodySizeLimit:
             413, "payload_too_large", f"bodies are limited to {self.limit} bytes"
         )
         await response(scope, receive, send)
+
+
+class Deadline:
+    """Every request is answered within the deadline (CASINO_REQUEST_DEADLINE_SECONDS,
+    rules.md 8): one that has not begun its answer by then gets 503 store_unavailable
+    with Retry-After, and the work goes on to its end in the background, its answer
+    dropped. Nothing is half done by that: a command's save is one transaction, which
+    has landed or not, and a retry with the same Idempotency-Key settles which.
+
+    The deadline is also given to the store (infra/store/faults.py: `within`): a
+    thread still working for a caller who has had their 503 asks the store for no
+    new connection. A long poll (`GET /v1/events?wait=`) gets its wait on top."""
+
+    def __init__(self, app: ASGIApp, seconds: float) -> None:
+        self.app = app
+        self.seconds = seconds
+        self._late: set[asyncio.Task[None]] = set()  # answered already, still running
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        seconds = self.seconds + _long_poll_seconds(scope)
+        started = late = False
+
+        async def send_unless_late(message: Message) -> None:
+            nonlocal started
+            if late:
+                return
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        with within(seconds):  # the task copies the context as it is now
+            task = asyncio.ensure_future(self.app(scope, receive, send_unless_late))
+        try:
+            await asyncio.wait_for(asyncio.shield(task), seconds)
+        except TimeoutError:
+            if started:  # an answer under way is finished, not cut
+                await task
+                return
+            late = True
+            self._finish_late(task)
+            faults.failed(DEADLINE, StoreDeadline(f"no answer within {seconds:g} s"))
+            await problem_response(503, "store_unavailable", DEADLINE_PASSED)(scope, receive, send)
+        except asyncio.CancelledError:
+            task.cancel()  # the caller went away: as without a deadline
+            raise
+        else:
+            faults.succeeded(DEADLINE)
+
+    def _finish_late(self, task: asyncio.Task[None]) -> None:
+        self._late.add(task)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._late.discard(finished)
+            if not finished.cancelled() and (error := finished.exception()) is not None:
+                faults.failed(DEADLINE, error)
+
+        task.add_done_callback(done)
+
+
+DEADLINE = "request_deadline"  # the cause its faults are logged under
+DEADLINE_PASSED = (
+    f"the store did not answer within the request's deadline; the request is {NOT_KNOWN}"
+)
+LONG_POLL_PATHS = {"/v1/events"}
+LONG_POLL_SECONDS_MAX = 60.0
+
+
+def _long_poll_seconds(scope: Scope) -> float:
+    """The `wait` a long poll asks for (its route refuses more than it allows)."""
+    if scope["path"] not in LONG_POLL_PATHS:
+        return 0.0
+    for name, value in parse_qsl(scope.get("query_string", b"").decode("latin-1")):
+        if name == "wait":
+            try:
+                return min(max(float(value), 0.0), LONG_POLL_SECONDS_MAX)
+            except ValueError:
+                return 0.0
+    return 0.0

@@ -30,6 +30,7 @@ from domain.application import CasinoApplication
 from domain.errors import DomainError
 from infra.http.problems import Problem
 from infra.logs import get_logger
+from infra.store.faults import is_store_fault, remaining
 from infra.store.store import Store
 from projections.base import POSITION_MAX, Cursor
 from projections.failure import ProjectionFailed
@@ -37,6 +38,7 @@ from projections.failure import ProjectionFailed
 POLL_SECONDS = 0.005  # a projector beside the server is usually a few ms behind
 # A wait this long may be a projector stopped at an event it cannot apply: look.
 FAILURE_CHECK_POLLS = 20
+ANSWER_MARGIN_SECONDS = 0.5  # of a request's deadline, kept to answer a wait that ran out
 log = get_logger("casino.reading")
 
 
@@ -75,6 +77,8 @@ def projected(request: Request, *, whole_log: bool = False) -> Iterator[Cursor]:
         except (Problem, DomainError, HTTPException):
             raise
         except Exception as error:  # A read model's bug or limit: a problem, never a crash.
+            if is_store_fault(error):
+                raise  # the store's, answered 503 store_unavailable (infra/http/app.py)
             log.error("read_model_failed", path=request.url.path, error=repr(error)[:300])
             raise Problem(
                 503, "read_model_unavailable", "a read model could not be read; see the logs"
@@ -97,6 +101,8 @@ def _catch_up(request: Request, store: Store, whole_log: bool) -> None:
 
 
 def wait_for(store: Store, position: int, seconds: float) -> None:
+    # Within the request's deadline, with time left to answer (infra/store/faults.py).
+    seconds = min(seconds, remaining() - ANSWER_MARGIN_SECONDS)
     deadline = time.monotonic() + seconds
     polls = 0
     while (reached := store.projector.position()) < position:

@@ -13,10 +13,10 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
+from infra.store.faults import StoreTimeouts, check_deadline, check_soon
 from projections.base import Cursor
 
 SQLITE_BUSY_TIMEOUT_SECONDS = 10.0
-POSTGRES_CONNECT_TIMEOUT_SECONDS = 5
 POSTGRES_OPEN_SECONDS = 30  # what a new pool may take to open its first connections
 # One advisory lock serialises the projector's writers, whichever process they run in.
 PROJECTION_LOCK_KEY = 72_010_001
@@ -49,6 +49,7 @@ class SQLiteDatabase:
 
     @contextmanager
     def _transaction(self, begin: str) -> Iterator[Cursor]:
+        check_deadline()
         connection = self._connect()
         try:
             cursor = connection.cursor()
@@ -248,40 +249,52 @@ class PostgresDatabase:
         lock_key: int | None = PROJECTION_LOCK_KEY,
         *,
         durable: bool = True,
+        timeouts: StoreTimeouts | None = None,
+        application_name: str = "casino",
     ) -> None:
         """`lock_key`: the advisory lock `write` takes; None for a private copy.
         `durable=False` for a scratch copy thrown away after use: its commits do not
-        wait for the WAL's flush."""
+        wait for the WAL's flush. `timeouts`: a server's, set from its request deadline
+        (infra/store/faults.py); by default no statement is cut short. Each process
+        names its connections (`application_name`), so an operator, or a test, can
+        tell them apart in pg_stat_activity."""
         self.conninfo = conninfo
         self.schema = schema
         self.lock_key = lock_key
         self.durable = durable
         self.column_types: dict[str, ColumnTypes] = {}  # by table (_PostgresCursor)
+        timeouts = timeouts or StoreTimeouts.unbounded_statements()
         self.connect_options: dict[str, Any] = {
             # A scratch copy's commits never wait for the WAL (set once per session).
-            "options": f"-c search_path={schema} -c lock_timeout=5000"
+            "options": f"-c search_path={schema} {timeouts.options()}"
             + ("" if durable else " -c synchronous_commit=off"),
-            "connect_timeout": POSTGRES_CONNECT_TIMEOUT_SECONDS,
+            "connect_timeout": timeouts.connect_seconds,
+            "application_name": application_name,
         }
         self.pool = ConnectionPool(
             conninfo,
             min_size=1,
             max_size=pool_size,
             kwargs=self.connect_options,
-            timeout=POSTGRES_CONNECT_TIMEOUT_SECONDS,
+            timeout=timeouts.connect_seconds,
             open=False,
         )
         open_waiting(self.pool)
 
     @contextmanager
     def _transaction(self, lock: bool, repeatable: bool = False) -> Iterator[Cursor]:
-        with self.pool.connection() as connection, connection.transaction():
-            cursor = _PostgresCursor(connection.cursor(), self.column_types)
-            if repeatable:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            if lock and self.lock_key is not None:
-                cursor.execute("SELECT pg_advisory_xact_lock(?)", (self.lock_key,))
-            yield cursor
+        check_deadline()
+        try:
+            with self.pool.connection() as connection, connection.transaction():
+                cursor = _PostgresCursor(connection.cursor(), self.column_types)
+                if repeatable:
+                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                if lock and self.lock_key is not None:
+                    cursor.execute("SELECT pg_advisory_xact_lock(?)", (self.lock_key,))
+                yield cursor
+        except (psycopg.OperationalError, psycopg.InterfaceError):
+            check_soon(self.pool)  # its other idle connections may be broken too
+            raise
 
     def read(self) -> Any:
         return self._transaction(lock=False)

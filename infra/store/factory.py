@@ -15,10 +15,22 @@ from eventsourcing.utils import Environment, EnvType
 
 from infra.store.database import open_waiting
 
+# Ours, beside the library's POSTGRES_* settings (infra/store/store.py sets them).
+APPLICATION_NAME = "POSTGRES_APPLICATION_NAME"
+SESSION_OPTIONS = "POSTGRES_SESSION_OPTIONS"
+
 
 class SlowStartPostgresFactory(PostgresFactory):
     def __init__(self, env: Environment | EnvType | None) -> None:
         super().__init__(env)
+        # The process's name for its connections, and the statement timeout of a
+        # server (infra/store/faults.py: StoreTimeouts), on every new connection.
+        extra = {"application_name": self.env.get(APPLICATION_NAME) or "casino"}
+        if options := self.env.get(SESSION_OPTIONS):
+            extra["options"] = options
+        pool_kwargs = self.datastore.pool.kwargs
+        assert isinstance(pool_kwargs, dict)
+        pool_kwargs.update(extra)
         # Opened once, here. Not through the library's `pool_open_timeout`: with it the
         # library calls `open(wait=True)` on every connection it takes, which waits
         # until every connection is back in the pool, and asserts if two threads wait.

@@ -20,8 +20,10 @@ from domain.group_commit import GroupCommitSettings
 from domain.settings import GameSettings
 from domain.unit import SecretBox
 from infra.secrets import KEY_BYTES, AesGcmBox
-from infra.store import no_wait
+from infra.store import faults, no_wait
 from infra.store.database import PostgresDatabase, SQLiteDatabase
+from infra.store.factory import APPLICATION_NAME, SESSION_OPTIONS
+from infra.store.faults import StoreTimeouts
 from infra.store.recorders import ChainingSQLiteRecorder, SingleTripRecorder
 from infra.store.schema import (
     SQLITE_EVENTS_TABLE,
@@ -41,7 +43,7 @@ AGGREGATE_CACHE_SIZE = 10_000
 # A server passes the configured CASINO_SECRET_KEY (infra/config.py: Settings.secret_box).
 PROCESS_SECRET_KEY = os.urandom(KEY_BYTES)
 DEFAULT_GROUP_COMMIT = GroupCommitSettings()
-# The library retries a lost connection up to ten times; keep each try short.
+# How long a connection may sit in an open transaction doing nothing.
 POSTGRES_TIMEOUT_SECONDS = 5
 
 
@@ -75,6 +77,8 @@ def open_store(
     owner_url: str | None = None,
     box: SecretBox | None = None,
     opened_elsewhere: bool = False,
+    timeouts: StoreTimeouts | None = None,
+    application_name: str = "casino",
 ) -> Store:
     """The store at `url`, its schema made; concurrent commands' saves share
     transactions unless `group_commit` is None. With `seal_key`, every transaction
@@ -85,13 +89,18 @@ def open_store(
     (CASINO_SECRET_KEY); without, a key of this process only (tests, benchmarks).
     `opened_elsewhere`: the store another process opened already (its schema made,
     by whichever role made it, and its read models started), opened again only to
-    read: nothing is created or changed (verify's rebuild aside process)."""
+    read: nothing is created or changed (verify's rebuild aside process).
+    `timeouts`: a server's, from its request deadline (infra/store/faults.py); by
+    default a statement may take as long as it needs. `application_name` names the
+    process's PostgreSQL connections."""
     database: Database
+    timeouts = timeouts or StoreTimeouts.unbounded_statements()
     if url.startswith("sqlite:///"):
         database, env = _sqlite(url.removeprefix("sqlite:///"), make=not opened_elsewhere)
     else:
         schema = check_identifier(postgres_schema)
-        database, env = _postgres(url, schema, pool_size, owner_url, make=not opened_elsewhere)
+        where = Postgres(url, schema, pool_size, timeouts, application_name)
+        database, env = _postgres(where, owner_url, make=not opened_elsewhere)
     env.update(
         CREATE_TABLE="false",
         AGGREGATE_CACHE_MAXSIZE=str(AGGREGATE_CACHE_SIZE),
@@ -101,8 +110,10 @@ def open_store(
     )
     app = CasinoApplication(env=env, games=games, box=box or AesGcmBox(PROCESS_SECRET_KEY))
     _seal(app, seal_key, database)
+    app.recorder.read_only = opened_elsewhere  # type: ignore[attr-defined]
     # Commands stepped on the event loop must not wait on the store (infra/http/driver.py).
     no_wait.guard(app.recorder.datastore)  # type: ignore[attr-defined]
+    faults.guard(app.recorder.datastore)  # type: ignore[attr-defined]
     if group_commit is not None:
         app.enable_group_commit(group_commit)
     # On SQLite the events share the read models' file: the projector reads them in its
@@ -145,12 +156,26 @@ def _sqlite(path: str, make: bool = True) -> tuple[SQLiteDatabase, dict[str, str
     return database, env
 
 
+@dataclass(frozen=True)
+class Postgres:
+    """Where a store's PostgreSQL is, and how its connections behave."""
+
+    url: str
+    schema: str
+    pool_size: int
+    timeouts: StoreTimeouts
+    application_name: str
+
+
 def _postgres(
-    url: str, schema: str, pool_size: int, owner_url: str | None, make: bool = True
+    where: Postgres, owner_url: str | None, make: bool = True
 ) -> tuple[PostgresDatabase, dict[str, str]]:
-    parts = urlparse(url)
-    conninfo = url.replace("postgres://", "postgresql://", 1)
-    database = PostgresDatabase(conninfo, schema, pool_size)
+    parts = urlparse(where.url)
+    conninfo = where.url.replace("postgres://", "postgresql://", 1)
+    schema, pool_size, timeouts = where.schema, where.pool_size, where.timeouts
+    database = PostgresDatabase(
+        conninfo, schema, pool_size, timeouts=timeouts, application_name=where.application_name
+    )
     if make and owner_url:
         owner = PostgresDatabase(owner_url.replace("postgres://", "postgresql://", 1), schema, 1)
         try:
@@ -170,11 +195,13 @@ def _postgres(
         "POSTGRES_USER": unquote(parts.username or "postgres"),
         "POSTGRES_PASSWORD": unquote(parts.password or ""),
         "POSTGRES_SCHEMA": schema,
-        "POSTGRES_CONNECT_TIMEOUT": str(POSTGRES_TIMEOUT_SECONDS),
-        "POSTGRES_LOCK_TIMEOUT": str(POSTGRES_TIMEOUT_SECONDS),
+        "POSTGRES_CONNECT_TIMEOUT": str(timeouts.connect_seconds),
+        "POSTGRES_LOCK_TIMEOUT": str(timeouts.lock_seconds),
         "POSTGRES_IDLE_IN_TRANSACTION_SESSION_TIMEOUT": str(POSTGRES_TIMEOUT_SECONDS),
         "POSTGRES_POOL_SIZE": str(pool_size),
         "POSTGRES_MAX_OVERFLOW": str(pool_size),
+        APPLICATION_NAME: where.application_name,
+        SESSION_OPTIONS: timeouts.options(),
     }
     return database, env
 
