@@ -25,7 +25,9 @@ SHARED_PROCESSORS: list[Any] = [
 # Libraries that say too much at info.
 QUIET_LOGGERS = {
     "eventsourcing": logging.WARNING,
-    "psycopg.pool": logging.WARNING,
+    # Its "discarding broken connection", one line per pooled connection after every
+    # fault: the fault itself is logged once (infra/fault_log.py).
+    "psycopg.pool": logging.ERROR,
     "httpx": logging.WARNING,  # a line per request a test client makes
 }
 # The level configured last: a line below it is dropped by structlog anyway, so a

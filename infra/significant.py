@@ -17,10 +17,11 @@ from typing import Any
 
 from domain.application import CasinoApplication
 from infra.config import Settings
-from infra.logs import get_logger
+from infra.fault_log import faults
+from infra.store.reach import first_line
 
-log = get_logger("casino.significant")
 THROTTLE_SECONDS = 60.0
+START = "start_event"  # the cause its faults are logged under (infra/fault_log.py)
 # A setting whose name holds one of these is a secret: only a digest of it is kept,
 # enough to show that it changed.
 SECRET_WORDS = ("key", "secret", "password", "token", "seal", "witness")
@@ -43,6 +44,32 @@ def _masked(name: str, value: str) -> str:
 def record_start(app: CasinoApplication, settings: Settings) -> None:
     changed = app.see_configuration(masked_configuration(settings)).result or {}
     app.record_significant("started", {"configuration_changed": sorted(changed)})
+
+
+class StartRecord:
+    """Whether the server's start-up (and configuration) is saved as significant
+    events. Until it is, the server is not ready (rules.md 8): a store down at
+    start-up is tried again every second by the store watch (infra/workers.py)."""
+
+    def __init__(self, app: CasinoApplication, settings: Settings) -> None:
+        self._app = app
+        self._settings = settings
+        self.saved = False
+        self.detail = "its start-up event is not saved yet"
+
+    def record(self) -> bool:
+        """Save the start-up, once; whether it is saved."""
+        if self.saved:
+            return True
+        try:
+            record_start(self._app, self._settings)
+        except Exception as error:
+            faults.failed(START, error)
+            self.detail = f"its start-up event is not saved yet: {first_line(error)}"
+            return False
+        faults.succeeded(START)
+        self.saved, self.detail = True, "its start-up event is saved"
+        return True
 
 
 class Throttle:
@@ -105,5 +132,17 @@ class Throttle:
     def _write(self, kind: str, details: dict[str, Any]) -> None:
         try:
             self._record(kind, details)
-        except Exception:  # never let the record of a failure fail its caller
-            log.exception("significant_event_not_recorded", kind=kind)
+        except Exception as error:  # never let the record of a failure fail its caller
+            faults.failed("significant_events", error)
+            self._put_back(kind, details)
+        else:
+            faults.succeeded("significant_events")
+
+    def _put_back(self, kind: str, details: dict[str, Any]) -> None:
+        """A record that could not be saved (the store down) is counted again, so the
+        next one due carries it: an outage delays the record of its failures, and
+        loses none of them."""
+        count = int(details.get("count", 1))
+        with self._lock:
+            self._counts[kind] = self._counts.get(kind, 0) + count
+            self._details.setdefault(kind, {k: v for k, v in details.items() if k != "count"})

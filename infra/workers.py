@@ -10,9 +10,13 @@ from typing import Any, Protocol
 
 from domain.receipt_answers import DAY_SECONDS
 from domain.significant import stamp
+from infra.fault_log import faults
 from infra.logs import get_logger
-from infra.significant import Throttle
+from infra.significant import StartRecord, Throttle
+from infra.store.faults import STORE, is_store_fault
 from infra.store.follower import new_event_signal
+from infra.store.head_check import head_problem
+from infra.store.seal import LogTampered
 from infra.store.store import Store
 from projections import exclusions, interrupted_rounds, open_rounds, pending_choices
 from projections.base import Cursor
@@ -36,6 +40,7 @@ RESUME_CHECK_SECONDS_MAX = 30.0
 CHOICE_CHECK_SECONDS_MAX = 1.0
 HEARTBEAT_SECONDS = 2.0  # How often a projector says it runs (readiness reads it).
 EXCLUSION_CHECK_SECONDS = 30.0
+TAMPERED = "log_tampered"  # the cause a changed log is logged under
 RECEIPT_PRUNE_SECONDS = 3_600.0
 
 
@@ -63,7 +68,8 @@ class FailureRecorder(Protocol):
 
 class PeriodicWorker:
     """A daemon thread that calls `tick` every interval until stopped; a failed tick is
-    logged and the next one still runs (a store hiccup must not kill the worker).
+    noted (infra/fault_log.py) and the next one still runs (a store hiccup must not
+    kill the worker).
     `last_pass` is when a pass last ended (time.monotonic()), failed or not."""
 
     name = "worker"
@@ -101,12 +107,15 @@ class PeriodicWorker:
         try:
             self.tick()
         except Exception as error:
-            log.exception(f"{self.name}_failed")
+            # Logged when it starts failing, then once a minute, then when it works again:
+            # a database down for minutes is not a traceback a second (rules.md 8).
+            faults.failed(self.name, error)
             self.observer.ticked(self.name, failed=True)
             if self.failures is not None:
                 kind = "projector_failed" if self.name == "projector" else "worker_failed"
                 self.failures.note(kind, {"worker": self.name, "error": repr(error)[:500]})
         else:
+            faults.succeeded(self.name)
             self.observer.ticked(self.name, failed=False)
         self.last_pass = time.monotonic()
 
@@ -352,6 +361,36 @@ class ThrottleWorker(PeriodicWorker):
 
     def tick(self) -> None:
         self.throttle.flush(only_due=True)
+
+
+class StoreWatch(PeriodicWorker):
+    """Every second: saves the server's start-up event until it is saved (a store down
+    at start-up), and looks at the store and the log's head, so that a fault's end
+    is logged when it ends, whether or not a request comes by (rules.md 8). A log
+    changed behind the service's back is logged as a fault of its own."""
+
+    name = "store_watch"
+
+    def __init__(self, store: Store, start: StartRecord | None, interval: float = 1.0) -> None:
+        self.store = store
+        self.start_record = start
+        super().__init__(interval)
+
+    def tick(self) -> None:
+        if self.start_record is not None:
+            self.start_record.record()
+        try:
+            problem = head_problem(self.store)
+        except Exception as error:
+            if not is_store_fault(error):
+                raise
+            faults.failed(STORE, error)
+            return
+        faults.succeeded(STORE)
+        if problem is None:
+            faults.succeeded(TAMPERED)
+        else:
+            faults.failed(TAMPERED, LogTampered(problem))
 
 
 class ReceiptPruner(PeriodicWorker):

@@ -303,7 +303,9 @@ class Check(Answer):
 
 
 class Readiness(Answer):
-    status: Literal["ready", "not_ready"]
+    # "degraded": this server saves commands, but a check failed (the projector, a
+    # worker, the witness): the failing checks say which.
+    status: Literal["ready", "degraded"]
     checks: list[Check]
 
 

@@ -15,12 +15,12 @@ import psycopg
 from eventsourcing.postgres import PostgresApplicationRecorder
 from psycopg import sql
 
-from infra.logs import get_logger
+from infra.fault_log import faults
 from infra.store.database import PostgresDatabase
 from infra.store.store import Store
 
-log = get_logger("casino.follow")
 CONNECT_TIMEOUT_SECONDS = 5
+LISTEN = "listen"  # the cause its faults are logged under
 
 
 class EventSignal(Protocol):
@@ -60,9 +60,10 @@ class Polling:
 class PostgresListener:
     wakes_on_commit = True
 
-    def __init__(self, conninfo: str, channel: str) -> None:
+    def __init__(self, conninfo: str, channel: str, application_name: str = "casino") -> None:
         self.conninfo = conninfo
         self.channel = channel
+        self.application_name = application_name
         self.connection: psycopg.Connection[object] | None = None
 
     def listen(self) -> None:
@@ -70,12 +71,16 @@ class PostgresListener:
             return
         try:
             self.connection = psycopg.connect(
-                self.conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
+                self.conninfo,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                application_name=self.application_name,
             )
             self.connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
         except psycopg.Error as error:
-            log.warning("listen_failed", error=repr(error))
-            self.close()
+            self._lost(error)
+        else:
+            faults.succeeded(LISTEN)
 
     def wait(self, seconds: float) -> bool:
         if self.connection is None:
@@ -85,8 +90,7 @@ class PostgresListener:
             for _ in self.connection.notifies(timeout=seconds, stop_after=1):
                 return True
         except psycopg.Error as error:
-            log.warning("listen_failed", error=repr(error))
-            self.close()
+            self._lost(error)
         return False
 
     def drain(self) -> None:
@@ -96,8 +100,11 @@ class PostgresListener:
             for _ in self.connection.notifies(timeout=0):
                 pass
         except psycopg.Error as error:
-            log.warning("listen_failed", error=repr(error))
-            self.close()
+            self._lost(error)
+
+    def _lost(self, error: psycopg.Error) -> None:
+        faults.failed(LISTEN, error)  # once, then a minute apart (infra/fault_log.py)
+        self.close()
 
     def close(self) -> None:
         if self.connection is not None:
@@ -110,5 +117,6 @@ def new_event_signal(store: Store) -> EventSignal:
         recorder = store.app.recorder
         assert isinstance(recorder, PostgresApplicationRecorder)
         assert isinstance(store.database, PostgresDatabase)
-        return PostgresListener(store.database.conninfo, recorder.channel_name)
+        name = store.database.connect_options.get("application_name", "casino")
+        return PostgresListener(store.database.conninfo, recorder.channel_name, name)
     return Polling()

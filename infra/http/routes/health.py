@@ -1,48 +1,73 @@
 """Health for load balancers and operators (no key needed): liveness, readiness, and
 the read models' lag; and the Prometheus metrics.
 
-Readiness asks three things. The store answers. A projector runs and is within
-READY_LAG_EVENTS_MAX of the log's head: with the projector inside, this process's
+Readiness tells the truth (rules.md 8). Three checks decide whether this server
+can save commands, and fail it with 503: the store answers (through the pool
+commands save through), the log's head is as the service left it
+(infra/store/head_check.py), and the server's start-up event is saved. The rest
+are dependencies whose failure degrades the service without stopping it, listed
+as failing checks inside a 200: a projector runs and is within
+READY_LAG_EVENTS_MAX of the log's head (with the projector inside, this process's
 worker is alive; with `CASINO_PROJECTOR=separate`, the projector in its own
 process has written its heartbeat row (`projector_heartbeat`) within
-HEARTBEAT_STALE_SECONDS. A heartbeat rather than watching the position advance:
-an idle log does not advance either, so only a heartbeat tells a projector with
-nothing to do from one that is gone, and it tells at the first look. The
-server's own workers are alive and have passed lately.
+HEARTBEAT_STALE_SECONDS: a heartbeat rather than watching the position advance,
+since an idle log does not advance either), and the server's own workers (the
+witness among them) are alive and have passed lately.
+
+Readiness and health read in threads of their own, given CHECK_SECONDS: a hung
+database makes them answer 503, not hang. Liveness reads nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
+from infra.fault_log import faults
 from infra.http.answers import Health, Liveness, Readiness
 from infra.http.contract import answers
 from infra.http.problems import problem_response
-from infra.logs import get_logger
 from infra.metrics import CONTENT_TYPE, Metrics
+from infra.significant import StartRecord
+from infra.store.faults import STORE
+from infra.store.head_check import head_problem
+from infra.store.reach import first_line
 from infra.store.store import Store
 from infra.workers import HEARTBEAT_SECONDS, PeriodicWorker
 
 router = APIRouter(tags=["operations"])
-log = get_logger("casino.health")
+T = TypeVar("T")
+CHECK_SECONDS = 0.9  # readiness and health answer within a second (rules.md 8)
+NO_ANSWER = (
+    f"the store did not answer within {CHECK_SECONDS} s: down, stalled, or no "
+    "connection free in its pool"
+)
+# The checks without which this server cannot save a command: 503 when one fails.
+CRITICAL = frozenset(("store", "log", "start"))
+_checking = ThreadPoolExecutor(max_workers=4, thread_name_prefix="health")
 READY_LAG_EVENTS_MAX = 10_000
 HEARTBEAT_STALE_SECONDS = 5 * HEARTBEAT_SECONDS + 5
 WORKER_GRACE_SECONDS = 30.0  # beyond three intervals, before a quiet worker counts as stuck
 
 
 @router.get("/v1/health", **answers(200, Health, (503, "store_unavailable")))
-def health(request: Request) -> dict[str, Any] | JSONResponse:
-    """The store answers; how many events the read models are behind the log."""
+async def health(request: Request) -> dict[str, Any] | JSONResponse:
+    """The store answers; how many events the read models are behind the log.
+    Answered within CHECK_SECONDS, even when the database hangs."""
     store: Store = request.app.state.store
     try:
-        head, position = store.projector.head(), store.projector.position()
+        head, position = await within_budget(_figures, store)
+    except TimeoutError:
+        return problem_response(503, "store_unavailable", NO_ANSWER)
     except Exception as error:  # Whatever the driver raises, the answer is the same.
-        log.warning("health_check_failed", error=repr(error))
+        faults.failed(STORE, error)
         return problem_response(503, "store_unavailable", "the store does not answer")
     return {
         "status": "ok",
@@ -63,16 +88,36 @@ async def live() -> dict[str, Any]:
 
 
 @router.get("/v1/health/ready", **answers(200, Readiness, (503, "not_ready")))
-def ready(request: Request) -> dict[str, Any] | JSONResponse:
-    """Whether to send traffic here: store, projector and workers; a 503 names what is
-    wrong."""
-    checks = readiness(request.app.state.store, request.app.state.workers)
+async def ready(request: Request) -> dict[str, Any] | JSONResponse:
+    """Whether to send traffic here. 503, naming what is wrong, while this server
+    cannot save commands (the store down, stalled or out of connections, the log
+    changed behind its back, its start-up event unsaved); 200 otherwise, a degraded
+    dependency (the projector, a worker, the witness) listed as a failing check.
+    Answered within CHECK_SECONDS, even when the database hangs."""
+    state = request.app.state
+    try:
+        checks = await within_budget(readiness, state.store, state.workers, state.start)
+    except TimeoutError:
+        checks = [Check("store", False, NO_ANSWER)]
     listed = [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in checks]
-    failing = [c for c in checks if not c.ok]
+    failing = [c for c in checks if not c.ok and c.name in CRITICAL]
     if failing:
         detail = "; ".join(f"{c.name}: {c.detail}" for c in failing)
         return problem_response(503, "not_ready", detail, checks=listed)
-    return {"status": "ready", "checks": listed}
+    status = "ready" if all(c.ok for c in checks) else "degraded"
+    return {"status": status, "checks": listed}
+
+
+async def within_budget(check: Callable[..., T], *args: Any) -> T:
+    """`check(*args)` in a thread of the health checks' own, given CHECK_SECONDS:
+    past them TimeoutError, the thread left to finish (the store's own timeouts end
+    it). Not the requests' thread pool, which a hung database may have filled."""
+    running = asyncio.get_running_loop().run_in_executor(_checking, check, *args)
+    return await asyncio.wait_for(asyncio.shield(running), CHECK_SECONDS)
+
+
+def _figures(store: Store) -> tuple[int, int]:
+    return store.projector.head(), store.projector.position()
 
 
 @router.get(
@@ -93,14 +138,20 @@ class Check:
     detail: str
 
 
-def readiness(store: Store, workers: list[PeriodicWorker]) -> list[Check]:
+def readiness(
+    store: Store, workers: list[PeriodicWorker], start: StartRecord | None = None
+) -> list[Check]:
     try:
+        problem = head_problem(store)
         head, position = store.projector.head(), store.projector.position()
         beat, failed = store.projector.heartbeat(), store.projector.failed()
     except Exception as error:
-        log.warning("readiness_store_failed", error=repr(error)[:200])
-        return [Check("store", False, "the store does not answer")]
+        faults.failed(STORE, error)
+        return [Check("store", False, f"the store does not answer: {first_line(error)}")]
     checks = [Check("store", True, f"{store.database.dialect}, {head} events")]
+    checks.append(Check("log", problem is None, problem or "as this service left it"))
+    if start is not None:
+        checks.append(Check("start", start.saved, start.detail))
     if failed is not None:  # Stopped at an event it cannot apply (projections/failure.py).
         checks.append(Check("projector", False, f"stopped: {failed.detail}"))
     else:
