@@ -107,3 +107,22 @@ def test_a_record_handed_off_does_not_hold_up_the_caller_and_is_written() -> Non
     release.set()
     writer.shutdown(wait=True)
     assert written == ["authentication_refused"]
+
+
+def test_a_record_the_store_could_not_take_is_carried_by_the_next_one() -> None:
+    # Given the store down for the first record of a flood
+    written: list[tuple[str, int]] = []
+    now = [0.0]
+
+    def record(kind: str, details: dict[str, Any]) -> None:
+        if now[0] < 30:
+            raise ConnectionError("the store went away")
+        written.append((kind, details["count"]))
+
+    throttle = Throttle(record, 60, lambda: now[0])
+    for second in range(0, 90):
+        now[0] = float(second)
+        throttle.note("worker_failed", {"worker": "idle_rounds"})
+    throttle.flush()
+    # Then no failure goes unrecorded: the lost record's count came with the next
+    assert written == [("worker_failed", 61), ("worker_failed", 29)]

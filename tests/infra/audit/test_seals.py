@@ -436,6 +436,18 @@ def test_a_command_on_an_unsealed_tail_is_answered_503_log_tampered(
     assert "in no seal" in answer.json()["detail"]
 
 
+def test_a_log_changed_behind_the_service_makes_it_not_ready_and_a_fault_does_not(
+    stores: StoreFactory, store: Store, attacker: Attacker, api: Api
+) -> None:
+    # Given a ready server, then a deposit forged at the tail of its log
+    assert api.client.get("/v1/health/ready").status_code == 200
+    forged = forge_deposit_at_tail(store, stores, attacker)
+    # Then readiness says this server cannot save, and why (rules.md 5, 8)
+    ready = api.client.get("/v1/health/ready")
+    assert (ready.status_code, ready.json()["code"]) == (503, "not_ready")
+    assert ready.json()["detail"] == (f"log: the events after position {forged - 1} are in no seal")
+
+
 def forge_deposit_at_tail(store: Store, stores: StoreFactory, attacker: Attacker) -> int:
     """ann's $1.00, and a $10,000.00 deposit made as the service makes one, inserted at
     the tail as her wallet's next event; its position."""

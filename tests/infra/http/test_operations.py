@@ -9,13 +9,13 @@ import time
 from typing import Any
 
 import pytest
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, OperationalError
 
 from domain import seam
 from domain.wallet import Wallet
 from infra.store.store import Store
 from infra.workers import IdleRoundWorker
-from tests.conftest import Api, StoreFactory
+from tests.conftest import Api, StoreFactory, eventually, every_store_event
 from tests.infra.http.helpers import later, serving
 
 
@@ -146,6 +146,37 @@ def test_a_server_with_its_workers_is_ready(store: Store) -> None:
         while not sample(scrape(api), "casino_worker_ticks_total", worker="projector"):
             assert time.monotonic() < deadline, "the projector never ticked"
             time.sleep(0.05)
+
+
+def test_a_start_up_event_the_store_could_not_take_is_saved_once_it_can(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a store that refuses the server's first save (down as it starts)
+    record = store.app.record_significant
+    refused: list[str] = []
+
+    def down_once(kind: str, details: dict[str, Any]) -> Any:
+        if kind == "started" and not refused:
+            refused.append(kind)
+            raise OperationalError("connection refused")
+        return record(kind, details)
+
+    monkeypatch.setattr(store.app, "record_significant", down_once)
+    with serving(store, background=True) as api:
+        # Then the server starts, not ready until its start-up is saved, which the
+        # store watch tries again every second
+        first = api.client.get("/v1/health/ready")
+        ready = eventually(
+            lambda: api.client.get("/v1/health/ready"), lambda a: a.status_code == 200
+        )
+    assert refused == ["started"]
+    if first.status_code == 503:  # unless the watch was quicker than the first look
+        assert first.json()["detail"] == (
+            "start: its start-up event is not saved yet: connection refused"
+        )
+    assert {c["name"]: c["ok"] for c in ready.json()["checks"]}["start"]
+    started = [e for e in every_store_event(store) if getattr(e, "kind", None) == "started"]
+    assert len(started) == 1
 
 
 def failing_checks(answer: Any) -> dict[str, str]:
