@@ -105,7 +105,7 @@ def serve(
         workers=workers,
         projector=settings.projector_runs,
     )
-    beside = _projector_beside() if settings.projector_runs == "beside" else None
+    beside = ProjectorBeside() if settings.projector_runs == "beside" else None
     # The event loop and HTTP parser in C (uvloop, httptools); no log config of
     # uvicorn's own: its lines go through ours, as JSON (infra/logs.py).
     options: dict[str, Any] = {
@@ -129,8 +129,7 @@ def serve(
             uvicorn.run("infra.cli:served_app", factory=True, workers=workers, **options)
     finally:
         if beside is not None:
-            beside.terminate()
-            beside.wait(timeout=30)
+            beside.stop()
 
 
 def served_app() -> Any:
@@ -147,12 +146,57 @@ def served_app() -> Any:
     return create_app(store, settings)
 
 
-def _projector_beside() -> subprocess.Popen[bytes]:
+class ProjectorBeside:
     """`casino projections run` in a process of its own, ended with the server (the
     kernel ends it even when the server is killed, so none is left behind; each of
-    several server processes is ended so too, in `served_app`)."""
-    command = [sys.executable, "-m", "infra.cli", "projections", "run"]
-    return subprocess.Popen(command, preexec_fn=_end_with_parent)
+    several server processes is ended so too, in `served_app`), and started again
+    when it ends on its own (killed, or stopped at an event it cannot apply), after
+    a wait that doubles up to RESTART_SECONDS_MAX: a process of ours that dies is a
+    fault the service comes back from without a restart (rules.md 8)."""
+
+    RESTART_SECONDS_FIRST = 1.0
+    RESTART_SECONDS_MAX = 60.0
+    STEADY_SECONDS = 60.0  # a process that ran this long starts the next wait afresh
+
+    def __init__(self) -> None:
+        import threading
+
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()  # no new process once stop has begun
+        self._process = self._start()
+        self._keeper = threading.Thread(target=self._keep, name="projector-beside", daemon=True)
+        self._keeper.start()
+
+    @staticmethod
+    def _start() -> subprocess.Popen[bytes]:
+        command = [sys.executable, "-m", "infra.cli", "projections", "run"]
+        return subprocess.Popen(command, preexec_fn=_end_with_parent)
+
+    def _keep(self) -> None:
+        import time
+
+        wait = self.RESTART_SECONDS_FIRST
+        while not self._stopping.is_set():
+            started = time.monotonic()
+            code = self._process.wait()
+            if self._stopping.is_set():
+                return
+            if time.monotonic() - started > self.STEADY_SECONDS:
+                wait = self.RESTART_SECONDS_FIRST
+            get_logger("casino.serve").warning("projector_ended", exit_code=code, restart_in=wait)
+            if self._stopping.wait(wait):
+                return
+            wait = min(self.RESTART_SECONDS_MAX, wait * 2)
+            with self._lock:
+                if self._stopping.is_set():
+                    return
+                self._process = self._start()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopping.set()
+        self._process.terminate()
+        self._process.wait(timeout=30)
 
 
 def _end_with_parent(parent: int | None = None) -> None:
