@@ -19,7 +19,9 @@ from infra.config import ConfigError, Settings, load_settings
 from infra.logs import get_logger
 from infra.secrets import AesGcmBox, SecretKeyError
 from infra.store import reach
+from infra.store.database import PostgresDatabase
 from infra.store.faults import StoreTimeouts
+from infra.store.privileges import refusals
 from infra.store.store import Store, open_store
 
 USAGE_ERROR = 2
@@ -63,7 +65,10 @@ def open_configured_store(
             games=settings.games(),
             group_commit=settings.group_commit(),
             seal_key=seal_key,
-            owner_url=settings.database_owner_url or None,
+            # Only a store that saves is made, migrated or granted: a command that
+            # reads changes nothing, whichever role it runs as.
+            owner_url=(settings.database_owner_url or None) if sealed else None,
+            create=sealed,
             box=box,
             timeouts=StoreTimeouts.within(settings.request_deadline_seconds) if serving else None,
             application_name=name,
@@ -75,12 +80,28 @@ def open_configured_store(
             err=True,
         )
         raise typer.Exit(USAGE_ERROR) from None
+    _refuse_a_role_that_could_change_the_log(settings, store, sealed)
     store.app.receipt_retention_days = settings.receipt_retention_days
     store.app.recorder.read_only = not sealed  # type: ignore[attr-defined]
     runs = settings.projector_runs
     store.projector_inside = runs == "inside"
     store.reads_wait_for_head = runs == "beside"
     return store
+
+
+def _refuse_a_role_that_could_change_the_log(
+    settings: Settings, store: Store, sealed: bool
+) -> None:
+    """In production the service runs only on a role that cannot change the log
+    (infra/store/privileges.py): exit 2, in one line, otherwise."""
+    database = store.database
+    if not (sealed and settings.env == "production" and isinstance(database, PostgresDatabase)):
+        return
+    found = refusals(database)
+    if found:
+        store.close()
+        typer.echo(f"CASINO_DATABASE_URL: refused in production: {'; '.join(found)}", err=True)
+        raise typer.Exit(USAGE_ERROR)
 
 
 def _seal_key_or_exit(settings: Settings) -> Any:

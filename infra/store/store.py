@@ -79,6 +79,7 @@ def open_store(
     opened_elsewhere: bool = False,
     timeouts: StoreTimeouts | None = None,
     application_name: str = "casino",
+    create: bool = True,
 ) -> Store:
     """The store at `url`, its schema made; concurrent commands' saves share
     transactions unless `group_commit` is None. With `seal_key`, every transaction
@@ -92,7 +93,9 @@ def open_store(
     read: nothing is created or changed (verify's rebuild aside process).
     `timeouts`: a server's, from its request deadline (infra/store/faults.py); by
     default a statement may take as long as it needs. `application_name` names the
-    process's PostgreSQL connections."""
+    process's PostgreSQL connections. `create=False`: no statement that makes or
+    grants anything is sent to PostgreSQL (the commands that only read, whatever
+    role they run as)."""
     database: Database
     timeouts = timeouts or StoreTimeouts.unbounded_statements()
     if url.startswith("sqlite:///"):
@@ -100,7 +103,7 @@ def open_store(
     else:
         schema = check_identifier(postgres_schema)
         where = Postgres(url, schema, pool_size, timeouts, application_name)
-        database, env = _postgres(where, owner_url, make=not opened_elsewhere)
+        database, env = _postgres(where, owner_url, make=create and not opened_elsewhere)
     env.update(
         CREATE_TABLE="false",
         AGGREGATE_CACHE_MAXSIZE=str(AGGREGATE_CACHE_SIZE),
