@@ -82,6 +82,14 @@ class ReceiptUnsealed(DomainError):
     kind = "unavailable"
 
 
+class SeedNotSealed(DomainError):
+    """A round not over whose seed is stored in clear, not sealed: written behind the
+    service's back (rules.md 5); the round is neither dealt nor settled."""
+
+    code = "log_tampered"
+    kind = "unavailable"
+
+
 class ConcurrencyExhausted(DomainError):
     """The command kept losing optimistic-concurrency races; nothing was applied."""
 

@@ -26,7 +26,13 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 
 from domain.cards import InvalidCard
-from domain.errors import HistoryUnavailable, InvalidShoe, TestModeDisabled, UnknownRound
+from domain.errors import (
+    HistoryUnavailable,
+    InvalidShoe,
+    SeedNotSealed,
+    TestModeDisabled,
+    UnknownRound,
+)
 from domain.shoe import SHUFFLE_ALGORITHM, CardNotInShoe, commitment, committed_shoe
 from domain.unit import SecretBox, Unit, parse_public_id
 
@@ -69,6 +75,7 @@ class _Committed(Protocol):
     seed_commitment: str
     decks: int
     shoe_prefix: list[str] | None
+    sealed_secrets: str | None
 
 
 R = TypeVar("R")
@@ -128,9 +135,20 @@ class CommittedRound:
         if shoe_prefix is not None:  # Rounds ended before seeds were sealed: in `Opened`.
             self.shoe_prefix = shoe_prefix
 
-    def unseal(self, box: SecretBox) -> None:
+    def unseal(self: _Committed, box: SecretBox) -> None:
         """Open the sealed seed and certification shoe in memory, for a command that
-        deals; nothing is stored. A round in clear, or already open, is left as it is."""
+        deals; nothing is stored. A round over, or already open in memory, is left as it
+        is. A round not over whose seed is stored in clear, opened once the store
+        sealed its log, is refused: seeds were sealed by then, so one in clear was
+        written behind the service's back (a seed the insider chose would deal the
+        cards they chose)."""
+        over = getattr(self, "status", None) in OVER
+        if self.sealed_secrets is None and not over and not box.clear_allowed(self.id):
+            raise SeedNotSealed(
+                f"round {self.id}: its seed is stored in clear while the round is "
+                "not over, not sealed as the service stores seeds: the log was changed "
+                "behind the service's back (run `casino audit verify`); nothing was played"
+            )
         if self.seed is None and self.sealed_secrets is not None:
             secrets = json.loads(box.open(self.sealed_secrets, self.seed_commitment))
             assert commitment(secrets["seed"]) == self.seed_commitment

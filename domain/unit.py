@@ -32,6 +32,11 @@ class SecretBox(Protocol):
 
     def open(self, sealed: str, context: str) -> bytes: ...
 
+    def clear_allowed(self, aggregate_id: UUID) -> bool:
+        """Whether a round not over may have its seed stored in clear: only one opened
+        before the store sealed anything, when seeds were stored so (rules.md 5)."""
+        ...
+
 
 class MemoryBox:
     """The box of an application given none (tests on the in-memory store): what it
@@ -50,6 +55,9 @@ class MemoryBox:
         clear, sealed_for = self._kept[sealed]
         assert sealed_for == context, "sealed for another context"
         return clear
+
+    def clear_allowed(self, aggregate_id: UUID) -> bool:
+        return True  # an in-memory store has no seals to tell old rounds by
 
 
 class Unit:

@@ -41,6 +41,13 @@ def never_waiting() -> Iterator[None]:
         _this_thread.forbidden = False
 
 
+def check() -> None:
+    """Raise WouldWait in a thread inside `never_waiting`: for a read of the store that
+    does not pass the guarded `get_connection` (the read models' database)."""
+    if getattr(_this_thread, "forbidden", False):
+        raise WouldWait("the store was asked for a read on the event loop")
+
+
 def guard(datastore: Any) -> None:
     """Make `datastore.get_connection` refuse a thread inside `never_waiting`."""
     opened: Callable[..., Any] = datastore.get_connection

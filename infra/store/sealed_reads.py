@@ -40,6 +40,11 @@ class SealedReads:
                 " WHERE originator_id = ? AND originator_version = ?"
             )
             self._event_at_sql = f"SELECT 1 FROM {POSTGRES_EVENTS_TABLE} WHERE notification_id = ?"
+            self._versions_sql = (
+                f"SELECT originator_version, notification_id FROM {POSTGRES_EVENTS_TABLE}"
+                " WHERE originator_id = ? AND originator_version > ?"
+                " AND originator_version <= ? ORDER BY originator_version"
+            )
             self._stored_id = str
         else:
             self._position_sql = (
@@ -47,6 +52,11 @@ class SealedReads:
                 " WHERE originator_id = ? AND originator_version = ?"
             )
             self._event_at_sql = f"SELECT 1 FROM {SQLITE_EVENTS_TABLE} WHERE rowid = ?"
+            self._versions_sql = (
+                f"SELECT originator_version, rowid FROM {SQLITE_EVENTS_TABLE}"
+                " WHERE originator_id = ? AND originator_version > ?"
+                " AND originator_version <= ? ORDER BY originator_version"
+            )
             self._stored_id = lambda originator_id: originator_id.hex  # as SQLite stores it
 
     def __call__(self, originator_id: UUID, version: int) -> bool:
@@ -91,6 +101,56 @@ class SealedReads:
             for event in events
         ]
         return len(lines) == seal.event_count and seals.events_digest(lines) == seal.events_digest
+
+    def predates_seals(self, originator_id: UUID) -> bool:
+        """Whether the aggregate's first event was saved before the store sealed
+        anything (or is not there)."""
+        with self.database.read() as cursor:
+            cursor.execute(self._position_sql, (self._stored_id(originator_id), 1))
+            found = cursor.fetchone()
+            if found is None:
+                return True
+            _, before_sealing = _seal_row(cursor, ">=", int(found[0]))
+        return before_sealing
+
+    def first_unsealed(self, originator_id: UUID, after: int, up_to: int) -> int | None:
+        """The first of an aggregate's events after version `after` (up to `up_to`) that
+        no seal of the service vouches for, as its position (0 for a version missing
+        from the store); None when each is in a seal signed by the service that covers
+        exactly the events standing in its span. Each seal is checked once however
+        many of the events it covers (`verified`: the spans already checked)."""
+        with self.database.read() as cursor:
+            cursor.execute(self._versions_sql, (self._stored_id(originator_id), after, up_to))
+            found = [(int(version), int(position)) for version, position in cursor.fetchall()]
+        if [version for version, _ in found] != list(range(after + 1, up_to + 1)):
+            return 0  # a version missing (or one more than the aggregate holds)
+        verified: list[tuple[int, int]] = []
+        for _, position in found:
+            if any(first <= position <= last for first, last in verified):
+                continue
+            span = self._sealed_span(position)
+            if span is None:
+                return position
+            verified.append(span)
+        return None
+
+    def _sealed_span(self, position: int) -> tuple[int, int] | None:
+        """The span of the seal that vouches for the event at `position`, or None."""
+        if position < 1:
+            return None
+        with self.database.read() as cursor:
+            row, before_sealing = _seal_row(cursor, ">=", position)
+        if before_sealing:
+            return (position, position)  # older than the seals: the chain covers it
+        try:
+            seal = seals.seal_of(row) if row is not None else None
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if seal is None or seal.first_position > position:
+            return None
+        if not (seals.signed(self.public_key, seal) and self._covers(seal)):
+            return None
+        return (seal.first_position, seal.last_position)
 
     def receipts_sealed(self, position: int) -> bool:
         """Whether the receipts recorded at `position` (infra/store/receipts.py) are the

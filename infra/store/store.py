@@ -24,6 +24,7 @@ from infra.store import faults, no_wait
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.factory import APPLICATION_NAME, SESSION_OPTIONS
 from infra.store.faults import StoreTimeouts
+from infra.store.money_out import MoneyOutCheck
 from infra.store.recorders import ChainingSQLiteRecorder, SingleTripRecorder
 from infra.store.schema import (
     SQLITE_EVENTS_TABLE,
@@ -141,7 +142,13 @@ def _seal(app: CasinoApplication, key: Ed25519PrivateKey | None, database: Datab
     app.sealed = reads
     recorder.receipts_sealed = reads.receipts_sealed if reads else None
     assert app.snapshots is not None
-    app.snapshots.recorder = SealedSnapshots(app.snapshots.recorder, sealer)  # type: ignore[assignment]
+    signed = SealedSnapshots(app.snapshots.recorder, sealer)
+    app.snapshots.recorder = signed  # type: ignore[assignment]
+    # A withdrawal first checks the wallet's events against the seals (money_out.py).
+    app.before_money_leaves = MoneyOutCheck(reads, signed) if reads else None
+    # A seed in clear is an old round's, or tampering (domain/rounds.py: unseal).
+    if reads is not None and isinstance(app.box, AesGcmBox):
+        app.box.predates_seals = reads.predates_seals
 
 
 def _sqlite(path: str, make: bool = True) -> tuple[SQLiteDatabase, dict[str, str]]:

@@ -415,8 +415,12 @@ def test_the_service_saves_nothing_on_top_of_an_unsealed_tail(
     # When a server started afresh (it reads the forged deposit) is asked to pay it out
     restarted = stores.open()
     assert restarted.app.wallet("ann", "real").balance_cents == 1_000_100
-    with pytest.raises(PersistenceError, match=f"after position {forged - 1} are in no seal"):
+    # (the wallet's events are checked before money leaves it: test_money_out.py)
+    with pytest.raises(PersistenceError, match=f"the event at position {forged} is in no seal"):
         restarted.app.withdraw("ann", "real", 1_000_000)
+    # and any other save is refused by the store, the forged tail in no seal
+    with pytest.raises(PersistenceError, match=f"after position {forged - 1} are in no seal"):
+        restarted.app.deposit("ann", "real", 100)
     # Then nothing was saved on top of it, and verify names the forgery
     assert max(row.position for row in attacker.rows()) == forged
     assert named(problems_of(restarted), f"event at position {forged}", "in no seal")
@@ -487,7 +491,9 @@ def test_a_seal_row_forged_over_a_forged_tail_does_not_let_the_service_save_on_i
     )
     # When a server started afresh is asked to pay the forged money out
     restarted = stores.open()
-    with pytest.raises(PersistenceError, match=f"ending at position {forged}, is not signed"):
+    with pytest.raises(PersistenceError, match=f"the event at position {forged} is in no seal"):
         restarted.app.withdraw("ann", "real", 1_000_000)
+    with pytest.raises(PersistenceError, match=f"ending at position {forged}, is not signed"):
+        restarted.app.deposit("ann", "real", 100)
     # Then nothing was saved on top of it
     assert max(row.position for row in attacker.rows()) == forged
