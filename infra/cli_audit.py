@@ -28,9 +28,10 @@ def audit_verify(
     public_key: str | None = typer.Option(
         None,
         "--public-key",
-        envvar="CASINO_SEAL_PUBLIC_KEY",
-        help="the seal key's public half (base64 or PEM): every seal must be signed by "
-        "it; default that of CASINO_SEAL_KEY, if configured",
+        envvar=["CASINO_AUDITOR_PUBLIC_KEY", "CASINO_SEAL_PUBLIC_KEY"],
+        help="the auditor's pinned public key (base64 or PEM): every seal must be signed "
+        "by it or by a key it handed over to; never read from the service's "
+        "CASINO_SEAL_KEY. In development, without one, the development key under var/",
     ),
     witness: Path | None = typer.Option(
         None,
@@ -44,7 +45,7 @@ def audit_verify(
     and payouts."""
     from infra.audit.chain_check import parse_anchor
     from infra.audit.verify import verify
-    from infra.store.seal import SealKeyError, parse_private_key, parse_public_key
+    from infra.store.seal import SealKeyError, parse_public_key
 
     settings = settings_or_exit()
     try:
@@ -53,14 +54,14 @@ def audit_verify(
     except (ValueError, SealKeyError) as error:
         typer.echo(f"--public-key: {error}" if public_key else str(error), err=True)
         raise typer.Exit(USAGE_ERROR) from None
-    if key is None and settings.seal_key.strip():
-        key = parse_private_key(settings.seal_key).public_key()
     if witness is not None and not witness.is_file():
         typer.echo(f"--witness: {witness} is no file", err=True)
         raise typer.Exit(USAGE_ERROR)
     if witness is None and Path(settings.witness).is_file():
         witness = Path(settings.witness)
     store = open_configured_store(settings, existing=True)
+    if key is None:
+        key = _development_key_or_exit(settings, store)
     # The log is read once: the rebuild aside it is compared with is fed from that pass.
     total = store.projector.head()
     with progress("verifying events", total, quiet=as_json) as advance:
@@ -71,6 +72,31 @@ def audit_verify(
     else:
         _print_verdict(report, signed=key is not None)
     raise typer.Exit(DISCREPANCY if report.problems else 0)
+
+
+def _development_key_or_exit(settings: Any, store: Any) -> Any:
+    """Without a pinned key: in production exit 2 (a key read from the service's own
+    configuration proves nothing against whoever configures the service); in
+    development the development key under var/, if there is one, said so."""
+    from infra.keys import DEV_SEAL_KEY_PATH
+    from infra.store.seal import parse_private_key
+
+    if settings.env == "production":
+        store.close()
+        typer.echo(
+            "--public-key: production verifies only with the auditor's pinned key "
+            "(--public-key or CASINO_AUDITOR_PUBLIC_KEY), never with the service's own",
+            err=True,
+        )
+        raise typer.Exit(USAGE_ERROR)
+    if not DEV_SEAL_KEY_PATH.is_file():
+        return None
+    typer.echo(
+        f"note: no pinned key: signatures checked with the development key {DEV_SEAL_KEY_PATH}, "
+        "which proves nothing against whoever can read it",
+        err=True,
+    )
+    return parse_private_key(DEV_SEAL_KEY_PATH.read_text()).public_key()
 
 
 def _report_json(report: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from domain.settings import GameSettings
 from infra.config import load_settings
 from infra.http.app import create_app
-from infra.store.seal import private_key_text
+from infra.store.seal import private_key_text, public_key_text
 from infra.store.store import Store, open_store
 from tests.contract import ContractClient
 
@@ -57,6 +57,13 @@ def _postgres_available() -> bool:
 def own_witness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test's server notes its seals in a witness file of its own, not in ./var/."""
     monkeypatch.setenv("CASINO_WITNESS", str(tmp_path / "witness.jsonl"))
+
+
+@pytest.fixture(autouse=True)
+def pinned_auditor_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`casino audit verify` run by a test checks seals with the test stores' key, as
+    an auditor's pinned key: never with whatever development key ./var/ may hold."""
+    monkeypatch.setenv("CASINO_AUDITOR_PUBLIC_KEY", public_key_text(SEAL_KEY.public_key()))
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from infra.cli import app
-from infra.store.seal import new_private_key, private_key_text
+from infra.store.seal import new_private_key, parse_private_key, private_key_text, public_key_text
 from infra.store.store import open_store
 from tests.conftest import POSTGRES_URL
 from tests.projections.test_projection_failure import POISON_CENTS, ledger_refusing_the_poison
@@ -144,3 +144,51 @@ def test_production_refuses_to_serve_without_a_key_to_seal_seeds(tmp_path: Path)
     assert result.exit_code == 2
     assert "CASINO_SECRET_KEY" in result.output
     assert not path.exists()  # refused before anything is made
+
+
+def sealed_store(tmp_path: Path) -> tuple[str, str]:
+    """A store sealed with a key of its own; its URL and that key, as text."""
+    url, key = f"sqlite:///{tmp_path / 'casino.sqlite'}", new_private_key()
+    store = open_store(url, seal_key=key)
+    store.app.register_player("alice", "Alice")
+    store.close()
+    return url, private_key_text(key)
+
+
+def test_verify_in_production_wants_the_auditors_pinned_key_never_the_services(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the service's seal key in the configuration, and no pinned key
+    monkeypatch.chdir(tmp_path)
+    url, seal_key = sealed_store(tmp_path)
+    env = {
+        "CASINO_DATABASE_URL": url,
+        "CASINO_ENV": "production",
+        "CASINO_API_KEYS": "service=k1,operator=k2,auditor=k3",
+        "CASINO_SEAL_KEY": seal_key,
+        "CASINO_AUDITOR_PUBLIC_KEY": "",
+    }
+    result = CliRunner().invoke(app, ["audit", "verify"], env=env)
+    # Then verify refuses to take the service's word for it
+    assert result.exit_code == 2
+    assert "CASINO_AUDITOR_PUBLIC_KEY" in result.output
+    # And with the auditor's own pinned key it checks every seal
+    public = private_key_text(new_private_key())  # another key: every seal named
+    pinned = public_key_text(parse_private_key(public).public_key())
+    env["CASINO_AUDITOR_PUBLIC_KEY"] = pinned
+    result = CliRunner().invoke(app, ["audit", "verify"], env=env)
+    assert result.exit_code == 1
+    assert "is not signed by the service's key" in result.output
+
+
+def test_verify_in_development_checks_with_the_development_key_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    url, seal_key = sealed_store(tmp_path)
+    (tmp_path / "var").mkdir(exist_ok=True)
+    (tmp_path / "var" / "seal.key").write_text(seal_key)
+    env = {"CASINO_DATABASE_URL": url, "CASINO_AUDITOR_PUBLIC_KEY": ""}
+    result = CliRunner().invoke(app, ["audit", "verify"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "signatures checked with the development key var/seal.key" in result.output

@@ -17,11 +17,13 @@ from typer.testing import CliRunner
 
 from infra.cli import app
 from infra.store.store import Store, open_store
+from tests.conftest import SEAL_KEY
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'casino.sqlite'}")
+    # Sealed with the test key, which verify is pinned to (tests/conftest.py).
+    opened = open_store(f"sqlite:///{tmp_path / 'casino.sqlite'}", seal_key=SEAL_KEY)
     opened.app.register_player("alice", "Alice")
     opened.app.deposit("alice", "real", 500)
     opened.projector.catch_up()

@@ -29,7 +29,7 @@ from infra.store import chain as event_chain
 from infra.store import receipts
 from infra.store import seal as seals
 from infra.store.store import Store, open_store
-from tests.conftest import POSTGRES_URL, StoreFactory
+from tests.conftest import POSTGRES_URL, SEAL_KEY, StoreFactory
 
 PLAYER_WINS = ["9", "K", "K", "K"]
 ROOT = Path(__file__).resolve().parents[3]
@@ -508,7 +508,7 @@ def test_a_rewritten_chain_is_caught_by_a_link_noted_earlier(
 
 def test_the_cli_verifies_one_round_and_replays_it(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'casino.sqlite'}"
-    store = open_store(url, games=GameSettings(test_mode=True))
+    store = open_store(url, games=GameSettings(test_mode=True), seal_key=SEAL_KEY)
     round_id = play_some_rounds(store)
     store.close()
     runner = CliRunner()
