@@ -7,6 +7,7 @@ cluster on 5432 would break every other test running beside it, so it never does
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -31,6 +32,8 @@ SETTINGS = {
 }
 # The injector's own connections: never matched by the `casino%` the service's carry.
 INJECTOR = "fault-injector"
+PREFIX = "casino-faults-pg-"
+OWNER = "owner.pid"  # the pid of the test run that made the cluster
 
 
 def postgres_binaries() -> Path | None:
@@ -42,6 +45,18 @@ def postgres_binaries() -> Path | None:
     return Path(on_path).parent if on_path else None
 
 
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's: alive
+        return True
+    return True
+
+
 def _version(path: str) -> int:
     number = Path(path).parts[-3]
     return int(number) if number.isdigit() else 0
@@ -50,11 +65,11 @@ def _version(path: str) -> int:
 class Cluster:
     """A throw-away cluster: trust authentication, 127.0.0.1 only, its own socket dir."""
 
-    def __init__(self, binaries: Path) -> None:
+    def __init__(self, binaries: Path, root: Path | None = None) -> None:
         self.binaries = binaries
         # Under /tmp itself, not pytest's tmp dir: that one is private to root, and the
         # cluster's files belong to the postgres user when we run as root.
-        self.root = Path(tempfile.mkdtemp(prefix="casino-faults-pg-"))
+        self.root = root or Path(tempfile.mkdtemp(prefix=PREFIX))
         self.data = self.root / "data"
         self.log_path = self.root / "postgres.log"
         self.port = free_port()
@@ -64,6 +79,8 @@ class Cluster:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
     def create(self) -> None:
+        # Whose cluster this is: a run killed before `remove` leaves one behind.
+        (self.root / OWNER).write_text(str(os.getpid()))
         if os.geteuid() == 0:
             shutil.chown(self.root, "postgres", "postgres")
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync")
@@ -83,6 +100,17 @@ class Cluster:
         if (self.data / "postmaster.pid").exists():
             self.pg_ctl("stop", "-m", "immediate")
         shutil.rmtree(self.root, ignore_errors=True)
+
+    @classmethod
+    def remove_orphans(cls, binaries: Path) -> None:
+        """Stop and remove the clusters of earlier runs that were killed before they
+        could: a postmaster started by pg_ctl outlives the run that started it."""
+        for root in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+            owner = root / OWNER
+            if owner.exists() and not _alive(int(owner.read_text() or 0)):
+                orphan = cls(binaries, root)
+                with contextlib.suppress(AssertionError):
+                    orphan.remove()
 
     def new_database(self, prefix: str) -> str:
         self.databases += 1
