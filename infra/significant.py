@@ -21,7 +21,9 @@ from infra.fault_log import faults
 from infra.store.reach import first_line
 
 THROTTLE_SECONDS = 60.0
-START = "start_event"  # the cause its faults are logged under (infra/fault_log.py)
+# The causes their faults are logged under (infra/fault_log.py).
+START = "start_event"
+RECORD = "significant_event_record"
 # A setting whose name holds one of these is a secret: only a digest of it is kept,
 # enough to show that it changed.
 SECRET_WORDS = ("key", "secret", "password", "token", "seal", "witness")
@@ -133,10 +135,10 @@ class Throttle:
         try:
             self._record(kind, details)
         except Exception as error:  # never let the record of a failure fail its caller
-            faults.failed("significant_events", error)
+            faults.failed(RECORD, error)
             self._put_back(kind, details)
         else:
-            faults.succeeded("significant_events")
+            faults.succeeded(RECORD)
 
     def _put_back(self, kind: str, details: dict[str, Any]) -> None:
         """A record that could not be saved (the store down) is counted again, so the

@@ -380,7 +380,8 @@ class StoreWatch(PeriodicWorker):
         if self.start_record is not None:
             self.start_record.record()
         try:
-            problem = head_problem(self.store)
+            problem = head_problem(self.store)  # through the pool commands save through
+            self.store.projector.position()  # and the read models' pool
         except Exception as error:
             if not is_store_fault(error):
                 raise

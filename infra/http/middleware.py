@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from infra.fault_log import faults
 from infra.http.problems import problem_response
 from infra.logs import enabled, get_logger
-from infra.store.faults import NOT_KNOWN, StoreDeadline, within
+from infra.store.faults import NOT_KNOWN, STORE, StoreDeadline, within
 
 LOGGED_PATH_IDS = ("player_id", "round_id", "table_id")
 # A caller's X-Request-ID is echoed and logged: visible ASCII, and short.
@@ -228,13 +228,12 @@ class Deadline:
                 return
             late = True
             self._finish_late(task)
-            faults.failed(DEADLINE, StoreDeadline(f"no answer within {seconds:g} s"))
+            # The store's fault (its end is seen by the store watch, infra/workers.py).
+            faults.failed(STORE, StoreDeadline(f"no answer within {seconds:g} s"))
             await problem_response(503, "store_unavailable", DEADLINE_PASSED)(scope, receive, send)
         except asyncio.CancelledError:
             task.cancel()  # the caller went away: as without a deadline
             raise
-        else:
-            faults.succeeded(DEADLINE)
 
     def _finish_late(self, task: asyncio.Task[None]) -> None:
         self._late.add(task)
@@ -242,12 +241,11 @@ class Deadline:
         def done(finished: asyncio.Task[None]) -> None:
             self._late.discard(finished)
             if not finished.cancelled() and (error := finished.exception()) is not None:
-                faults.failed(DEADLINE, error)
+                faults.failed(STORE, error)
 
         task.add_done_callback(done)
 
 
-DEADLINE = "request_deadline"  # the cause its faults are logged under
 DEADLINE_PASSED = (
     f"the store did not answer within the request's deadline; the request is {NOT_KNOWN}"
 )

@@ -13,7 +13,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from infra.store.faults import StoreTimeouts, check_deadline, check_soon
+from infra.store.faults import RECONNECT_SECONDS, StoreTimeouts, check_deadline, check_soon
 from projections.base import Cursor
 
 SQLITE_BUSY_TIMEOUT_SECONDS = 10.0
@@ -277,6 +277,7 @@ class PostgresDatabase:
             max_size=pool_size,
             kwargs=self.connect_options,
             timeout=timeouts.connect_seconds,
+            reconnect_timeout=RECONNECT_SECONDS,
             open=False,
         )
         open_waiting(self.pool)

@@ -14,6 +14,7 @@ from eventsourcing.postgres import PostgresFactory
 from eventsourcing.utils import Environment, EnvType
 
 from infra.store.database import open_waiting
+from infra.store.faults import RECONNECT_SECONDS
 
 # Ours, beside the library's POSTGRES_* settings (infra/store/store.py sets them).
 APPLICATION_NAME = "POSTGRES_APPLICATION_NAME"
@@ -28,9 +29,12 @@ class SlowStartPostgresFactory(PostgresFactory):
         extra = {"application_name": self.env.get(APPLICATION_NAME) or "casino"}
         if options := self.env.get(SESSION_OPTIONS):
             extra["options"] = options
-        pool_kwargs = self.datastore.pool.kwargs
-        assert isinstance(pool_kwargs, dict)
-        pool_kwargs.update(extra)
+        pool = self.datastore.pool
+        assert isinstance(pool.kwargs, dict)
+        pool.kwargs.update(extra)
+        # The library builds its pool with psycopg_pool's default reconnect timeout of
+        # five minutes: set as infra/store/faults.py says, before the pool opens.
+        pool.reconnect_timeout = RECONNECT_SECONDS
         # Opened once, here. Not through the library's `pool_open_timeout`: with it the
         # library calls `open(wait=True)` on every connection it takes, which waits
         # until every connection is back in the pool, and asserts if two threads wait.

@@ -34,6 +34,11 @@ DEADLINE_SECONDS = 5.0  # CASINO_REQUEST_DEADLINE_SECONDS's default
 DEADLINE_SECONDS_MIN = 1.0
 DEADLINE_SECONDS_MAX = 60.0
 STORE = "store"  # the cause the store's faults are logged under (infra/fault_log.py)
+# How long a pool keeps trying, with its doubling waits, to replace a connection it
+# lost before it gives up until the next request asks (psycopg_pool's reconnect
+# timeout; its default of 5 minutes let the waits grow to a minute, and a database
+# back after a 3-minute outage was used again only 43 s later).
+RECONNECT_SECONDS = 5.0
 NOT_KNOWN = (
     "not known to have taken effect: retry with the same Idempotency-Key until the "
     "answer is not 503 (it gives the first answer if it did, the effect once if not)"

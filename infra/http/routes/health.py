@@ -113,6 +113,8 @@ async def within_budget(check: Callable[..., T], *args: Any) -> T:
     past them TimeoutError, the thread left to finish (the store's own timeouts end
     it). Not the requests' thread pool, which a hung database may have filled."""
     running = asyncio.get_running_loop().run_in_executor(_checking, check, *args)
+    # Its failure, should it end after the budget, is the store watch's to see.
+    running.add_done_callback(lambda done: done.cancelled() or done.exception())
     return await asyncio.wait_for(asyncio.shield(running), CHECK_SECONDS)
 
 
