@@ -35,9 +35,10 @@ from domain.protection import Protection
 from domain.protection_guard import guard
 from domain.queries import CasinoQueries
 from domain.rounds import check_certification
+from domain.seal_keys import SealKeys, seal_keys_uuid
 from domain.seam import Sleep
 from domain.settings import GameSettings
-from domain.significant import SignificantEvent
+from domain.significant import SEAL_KEY_ROTATED, SignificantEvent
 from domain.tables import bank_steps
 from domain.tables import steps as tables
 from domain.tables.coup import Coup, load_coup
@@ -157,6 +158,24 @@ class CasinoApplication(CasinoQueries):
     ) -> SignificantEvent:
         """Record a significant event of any kind (a start-up, a failing worker, ...)."""
         return protection_steps.record(unit, self.clock(), kind, details, actor)
+
+    @command
+    def rotate_seal_key(self, unit: Unit, from_public_key: str, to_public_key: str) -> SealKeys:
+        """Hand the log's seals over to the next key (rules.md 5): saved, and sealed, by
+        the key that signs now; a significant event besides."""
+        keys = unit.find(SealKeys, seal_keys_uuid())
+        if keys is None:
+            keys = SealKeys()
+            unit.add(keys)
+        keys.rotate(from_public_key, to_public_key, self.clock())
+        details = {"from_public_key": from_public_key, "to_public_key": to_public_key}
+        protection_steps.record(unit, self.clock(), SEAL_KEY_ROTATED, details, "operator")
+        return keys
+
+    def seal_key_rotations(self) -> list[tuple[str, str]]:
+        """Every rotation of the seal key, (from, to), oldest first."""
+        keys = self.reading().find(SealKeys, seal_keys_uuid())
+        return list(keys.rotations) if keys is not None else []
 
     @command
     def see_configuration(

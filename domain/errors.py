@@ -82,6 +82,13 @@ class ReceiptUnsealed(DomainError):
     kind = "unavailable"
 
 
+class InvalidKeyRotation(DomainError):
+    """A seal key rotation that does not continue the chain of keys (rules.md 5)."""
+
+    code = "invalid_key_rotation"
+    kind = "invalid"
+
+
 class SeedNotSealed(DomainError):
     """A round not over whose seed is stored in clear, not sealed: written behind the
     service's back (rules.md 5); the round is neither dealt nor settled."""

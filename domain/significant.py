@@ -35,6 +35,7 @@ STOPPED = "stopped"
 AUTHENTICATION_REFUSED = "authentication_refused"
 PROJECTOR_FAILED = "projector_failed"
 WORKER_FAILED = "worker_failed"
+SEAL_KEY_ROTATED = "seal_key_rotated"
 
 
 class SignificantEvent(FastCopy, Aggregate):

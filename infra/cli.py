@@ -316,6 +316,49 @@ def keys_new(
         typer.echo(f"CASINO_SEAL_PUBLIC_KEY={public}")
 
 
+@keys_app.command("rotate")
+def keys_rotate(
+    next_public_key: str = typer.Option(
+        ..., "--next-public-key", help="the next key's public half (`casino keys new`)"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the result as one JSON object"),
+) -> None:
+    """Hand the log's seals over to the next key: recorded in the log, sealed by the
+    key that signs now (CASINO_SEAL_KEY). Then configure the next private key as
+    CASINO_SEAL_KEY and restart every server; an auditor keeps the pinned key, and
+    verify follows the chain from it."""
+    from infra.store.key_chain import fingerprint
+    from infra.store.seal import SealKeyError, parse_public_key, public_key_text
+
+    try:
+        next_key = parse_public_key(next_public_key)
+    except SealKeyError as error:
+        typer.echo(f"--next-public-key: {error}", err=True)
+        raise typer.Exit(USAGE_ERROR) from None
+    settings = settings_or_exit()
+    store = open_configured_store(settings, existing=True, sealed=True, name="casino-cli")
+    from domain.errors import DomainError
+
+    try:
+        current = store.app.recorder.sealer.public_key  # type: ignore[attr-defined]
+        outcome = store.app.rotate_seal_key(public_key_text(current), public_key_text(next_key))
+    except DomainError as refused:
+        typer.echo(f"--next-public-key: {refused.detail}", err=True)
+        raise typer.Exit(USAGE_ERROR) from None
+    finally:
+        store.close()
+    handed = {"from": fingerprint(current), "to": fingerprint(next_key),
+              "position": outcome.position}  # fmt: skip
+    if as_json:
+        print_json(handed)
+        return
+    typer.echo(
+        f"the log is handed over from {handed['from']} to {handed['to']} at position "
+        f"{handed['position']}: configure the next private key as CASINO_SEAL_KEY and "
+        "restart every server"
+    )
+
+
 @keys_app.command("secret")
 def new_secret_key() -> None:
     """Print a new CASINO_SECRET_KEY: the AES-256 key that seals each round's seed until
