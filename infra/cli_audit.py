@@ -32,11 +32,12 @@ def audit_verify(
         help="the seal key's public half (base64 or PEM): every seal must be signed by "
         "it; default that of CASINO_SEAL_KEY, if configured",
     ),
-    witness: Path | None = typer.Option(
+    witness: str | None = typer.Option(
         None,
         "--witness",
-        help="a witness file: every checkpoint in it must hold; default CASINO_WITNESS, "
-        "if that file is there",
+        help="the witness: a file, or nats://user:password@host:port/STREAM; its "
+        "checkpoints must count up, chain, be signed, and each be a seal the store "
+        "holds; default CASINO_WITNESS (a file only if it is there)",
     ),
     as_json: bool = typer.Option(False, "--json", help="print the result as one JSON object"),
 ) -> None:
@@ -44,6 +45,7 @@ def audit_verify(
     and payouts."""
     from infra.audit.chain_check import parse_anchor
     from infra.audit.verify import verify
+    from infra.checkpoints.check import WitnessNotReadable, witness_to_verify
     from infra.store.seal import SealKeyError, parse_private_key, parse_public_key
 
     settings = settings_or_exit()
@@ -55,17 +57,22 @@ def audit_verify(
         raise typer.Exit(USAGE_ERROR) from None
     if key is None and settings.seal_key.strip():
         key = parse_private_key(settings.seal_key).public_key()
-    if witness is not None and not witness.is_file():
-        typer.echo(f"--witness: {witness} is no file", err=True)
-        raise typer.Exit(USAGE_ERROR)
-    if witness is None and Path(settings.witness).is_file():
-        witness = Path(settings.witness)
+    witness_key = settings.witness_public_key.strip()
+    checkpoint_key = parse_public_key(witness_key) if witness_key else key
+    try:
+        checked, unchecked = witness_to_verify(witness, settings.witness)
+    except WitnessNotReadable as error:
+        typer.echo(str(error), err=True)
+        raise typer.Exit(USAGE_ERROR) from None
     store = open_configured_store(settings, existing=True)
     # The log is read once: the rebuild aside it is compared with is fed from that pass.
     total = store.projector.head()
     with progress("verifying events", total, quiet=as_json) as advance:
-        report = verify(store, round_id, advance, anchors, key, witness)
+        report = verify(store, round_id, advance, anchors, key, checked, witness_key=checkpoint_key)
     store.close()
+    if checked is not None:
+        checked.close()
+    report.notes += [unchecked] if unchecked else []
     if as_json:
         print_json(_report_json(report))
     else:
