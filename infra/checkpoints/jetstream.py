@@ -59,10 +59,16 @@ T = TypeVar("T")
 
 
 class JetStreamWitness:
-    def __init__(self, target: NatsTarget, ack_seconds: float = ACK_SECONDS) -> None:
+    def __init__(
+        self,
+        target: NatsTarget,
+        ack_seconds: float = ACK_SECONDS,
+        read_seconds: float = READ_SECONDS,
+    ) -> None:
         self.target = target
         self.where = target.shown
         self.ack_seconds = ack_seconds
+        self.read_seconds = read_seconds
         self._lock = threading.Lock()  # one call at a time: the sequence is shared
         self._loop: _Loop | None = None
         self._connection: Client | None = None
@@ -71,7 +77,7 @@ class JetStreamWitness:
 
     def last(self) -> Entry | None:
         with self._lock:
-            message = self._run(self._last_message(), READ_SECONDS)
+            message = self._run(self._last_message(), self.read_seconds)
             self._last_sequence = message.seq if message is not None else 0
         return self._entry(message) if message is not None else None
 
@@ -85,12 +91,12 @@ class JetStreamWitness:
 
     def entries(self) -> Iterator[Entry]:
         with self._lock:
-            last = self._run(self._last_message(), READ_SECONDS)
+            last = self._run(self._last_message(), self.read_seconds)
         end = last.seq if last is not None and last.seq is not None else 0
         for start in range(1, end + 1, READ_WINDOW):
             stop = min(end, start + READ_WINDOW - 1)
             with self._lock:
-                window = self._run(self._window(start, stop), READ_SECONDS)
+                window = self._run(self._window(start, stop), self.read_seconds)
             yield from (self._entry(message) for message in window)
 
     def close(self) -> None:
@@ -112,7 +118,7 @@ class JetStreamWitness:
         return self._loop.run(work, CONNECT_SECONDS + seconds + 1, self.where)
 
     async def _last_message(self) -> RawStreamMsg | None:
-        stream = (await self._connected()).jetstream(timeout=READ_SECONDS)
+        stream = (await self._connected()).jetstream(timeout=self.read_seconds)
         try:
             return await stream.get_last_msg(self.target.stream, self.target.subject)
         except nats.js.errors.NotFoundError as error:
@@ -144,7 +150,7 @@ class JetStreamWitness:
         return int(ack.seq)
 
     async def _window(self, start: int, stop: int) -> list[RawStreamMsg]:
-        stream = (await self._connected()).jetstream(timeout=READ_SECONDS)
+        stream = (await self._connected()).jetstream(timeout=self.read_seconds)
         gets = [stream.get_msg(self.target.stream, seq=seq) for seq in range(start, stop + 1)]
         found = []
         for got in await asyncio.gather(*gets, return_exceptions=True):
