@@ -49,18 +49,20 @@ class WitnessGone(WitnessFailure):
 
 @dataclass(frozen=True)
 class Entry:
-    """One record of a witness, where it stands (a line, a stream sequence)."""
+    """One record of a witness, where it stands (a line, a stream sequence), and its
+    bytes as kept (an export copies them)."""
 
     place: str
     record: Checkpoint | Legacy | NotACheckpoint
+    data: bytes = b""
 
 
 def entry_of(place: str, data: bytes) -> Entry:
     """The entry a record makes, a checkpoint or the reason it is none."""
     try:
-        return Entry(place, parse(data))
+        return Entry(place, parse(data), data)
     except NotACheckpoint as error:
-        return Entry(place, error)
+        return Entry(place, error, data)
 
 
 class Witness(Protocol):

@@ -3,6 +3,10 @@ cannot be read fails verify; what the stream's operator can still do is named.""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from nats.aio.client import Client
 
@@ -95,3 +99,26 @@ def test_checkpoints_aged_out_by_the_operator_are_named(
     status, said = verify_with(stores, nats_server.url(AUDITOR))
     assert status == 1, said
     assert "checkpoints 1..2 are missing at the witness's start: removed" in said
+
+
+def test_an_export_of_the_stream_verifies_as_the_stream_does(
+    stores: StoreFactory, store: Store, nats_server: NatsServer, tmp_path: Path
+) -> None:
+    # Given the stream exported by the auditor to a file
+    noted(store, nats_server, saves=3)
+    exported = tmp_path / "exported.jsonl"
+    command = ["-m", "infra.checkpoints.export", nats_server.url(AUDITOR), "-o", str(exported)]
+    answer = subprocess.run(
+        [sys.executable, *command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert answer.returncode == 0, answer.stderr
+    assert "3 records copied from nats://auditor:***@" in answer.stderr
+    assert exported.read_bytes().splitlines() == nats_server.records()
+    # Then verify reads the file as it read the stream
+    status, said = verify_with(stores, str(exported))
+    assert status == 0, said
+    assert "witness: 3 checkpoints checked" in said
