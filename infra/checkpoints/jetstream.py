@@ -20,7 +20,8 @@ nats-py is asyncio: its connection lives on an event loop in a thread of its own
 and `last`, `note` and `entries` are synchronous calls into it, each bounded in
 time, for the server's worker thread and for verify alike. The connection does not
 reconnect by itself: a call that finds it closed connects afresh, so an outage
-costs each call at most CONNECT_SECONDS, and nothing queues up meanwhile.
+costs each call at most CONNECT_TRIES * CONNECT_SECONDS, and nothing queues up
+meanwhile.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ from infra.checkpoints.witnesses import (
     entry_of,
 )
 
-CONNECT_SECONDS = 2.0
+CONNECT_SECONDS = 2.0  # a connection attempt; nats-py makes two at the least
+CONNECT_TRIES = 2
 ACK_SECONDS = 5.0  # how long `note` waits for the stream to acknowledge a checkpoint
 READ_SECONDS = 5.0  # for one read (a window of them, when verify reads the stream)
 READ_WINDOW = 256  # reads in flight at once when verify reads the whole stream
@@ -115,7 +117,7 @@ class JetStreamWitness:
         if self._loop is None:
             self._loop = _Loop()
         # Past the timeouts inside (connect, then the request), the loop itself is stuck.
-        return self._loop.run(work, CONNECT_SECONDS + seconds + 1, self.where)
+        return self._loop.run(work, CONNECT_TRIES * CONNECT_SECONDS + seconds + 1, self.where)
 
     async def _last_message(self) -> RawStreamMsg | None:
         stream = (await self._connected()).jetstream(timeout=self.read_seconds)
@@ -176,7 +178,7 @@ class JetStreamWitness:
                 name="casino-witness",
                 connect_timeout=int(CONNECT_SECONDS),
                 allow_reconnect=False,
-                max_reconnect_attempts=1,  # one try: the next call tries again
+                max_reconnect_attempts=CONNECT_TRIES - 1,  # then the next call tries again
                 reconnect_time_wait=0.1,
                 inbox_prefix=inbox_prefix(self.target.user),
                 error_cb=self._said,
