@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import re
 import threading
 from collections.abc import Coroutine, Iterator
@@ -106,7 +107,9 @@ class JetStreamWitness:
             if self._loop is None:
                 return
             if self._connection is not None:
-                self._run(self._connection.close(), CONNECT_SECONDS)
+                # A server gone silent: the loop stops all the same.
+                with contextlib.suppress(WitnessUnavailable):
+                    self._run(self._connection.close(), CONNECT_SECONDS)
             self._loop.stop()
             self._loop, self._connection = None, None
 
@@ -170,7 +173,7 @@ class JetStreamWitness:
         if self._connection is not None and self._connection.is_connected:
             return self._connection
         if self._connection is not None:
-            await self._connection.close()
+            await _closed(self._connection)
         self._connection, self._server_said = None, ""
         try:
             self._connection = await nats.connect(
@@ -219,6 +222,12 @@ def inbox_prefix(user: str) -> str:
     """The user's own inbox (docs/witness.md): `_INBOX_<user>`, the user's name made
     a subject token."""
     return "_INBOX_" + re.sub(r"[^A-Za-z0-9_-]", "_", user)
+
+
+async def _closed(connection: Client) -> None:
+    """A connection lost or dropped: let go of what is left of it."""
+    with contextlib.suppress(OSError, nats.errors.Error):
+        await connection.close()
 
 
 def _reason(error: BaseException) -> str:
