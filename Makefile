@@ -8,8 +8,10 @@ BROWSER_STAMP := tests/browser/node_modules/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 CHROMIUM := /usr/bin/chromium
+# The witness tests start a NATS server of their own (tests/infra/checkpoints).
+NATS_SERVER := /usr/sbin/nats-server
 
-.PHONY: run test lint typecheck pytest browser-deps bench clean api-doc
+.PHONY: run test lint typecheck pytest browser-deps nats-server bench clean api-doc
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +31,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) browser-deps
+pytest: $(STAMP) browser-deps nats-server
 	$(BIN)/pytest
 
 browser-deps: $(BROWSER_STAMP) $(CHROMIUM)  ## What the auditor's page tests need.
@@ -43,6 +45,14 @@ $(CHROMIUM):
 	if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
 	$$sudo apt-get update -qq && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+nats-server: $(NATS_SERVER)  ## What the witness tests start (JetStream, a port of their own).
+
+# Debian's build, as for chromium.
+$(NATS_SERVER):
+	if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+	$$sudo apt-get update -qq && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server
 
 api-doc: $(STAMP)  ## Write docs/api-reference.md again from the OpenAPI document.
 	$(BIN)/python -m infra.http.api_doc > docs/api-reference.md

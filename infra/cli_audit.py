@@ -33,11 +33,12 @@ def audit_verify(
         "by it or by a key it handed over to; never read from the service's "
         "CASINO_SEAL_KEY. In development, without one, the development key under var/",
     ),
-    witness: Path | None = typer.Option(
+    witness: str | None = typer.Option(
         None,
         "--witness",
-        help="a witness file: every checkpoint in it must hold; default CASINO_WITNESS, "
-        "if that file is there",
+        help="the witness: a file, or nats://user:password@host:port/STREAM; its "
+        "checkpoints must count up, chain, be signed, and each be a seal the store "
+        "holds; default CASINO_WITNESS (a file only if it is there)",
     ),
     as_json: bool = typer.Option(False, "--json", help="print the result as one JSON object"),
 ) -> None:
@@ -45,6 +46,7 @@ def audit_verify(
     and payouts."""
     from infra.audit.chain_check import parse_anchor
     from infra.audit.verify import verify
+    from infra.checkpoints.check import WitnessNotReadable, witness_to_verify
     from infra.store.seal import SealKeyError, parse_public_key
 
     settings = settings_or_exit()
@@ -54,19 +56,24 @@ def audit_verify(
     except (ValueError, SealKeyError) as error:
         typer.echo(f"--public-key: {error}" if public_key else str(error), err=True)
         raise typer.Exit(USAGE_ERROR) from None
-    if witness is not None and not witness.is_file():
-        typer.echo(f"--witness: {witness} is no file", err=True)
-        raise typer.Exit(USAGE_ERROR)
-    if witness is None and Path(settings.witness).is_file():
-        witness = Path(settings.witness)
+    witness_key = settings.witness_public_key.strip()
+    try:
+        checked, unchecked = witness_to_verify(witness, settings.witness)
+    except WitnessNotReadable as error:
+        typer.echo(str(error), err=True)
+        raise typer.Exit(USAGE_ERROR) from None
     store = open_configured_store(settings, existing=True)
     if key is None:
         key = _development_key_or_exit(settings, store)
+    checkpoint_key = parse_public_key(witness_key) if witness_key else key
     # The log is read once: the rebuild aside it is compared with is fed from that pass.
     total = store.projector.head()
     with progress("verifying events", total, quiet=as_json) as advance:
-        report = verify(store, round_id, advance, anchors, key, witness)
+        report = verify(store, round_id, advance, anchors, key, checked, witness_key=checkpoint_key)
     store.close()
+    if checked is not None:
+        checked.close()
+    report.notes += [unchecked] if unchecked else []
     if as_json:
         print_json(_report_json(report))
     else:

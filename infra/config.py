@@ -25,6 +25,7 @@ from domain.settings import (
     TableSettings,
     TableType,
 )
+from infra.checkpoints.witnesses import check_witness_setting, is_nats
 from infra.secrets import (
     DEV_KEY_FILE,
     KEY_BYTES,
@@ -34,7 +35,7 @@ from infra.secrets import (
     parse_key,
 )
 from infra.store.faults import DEADLINE_SECONDS, DEADLINE_SECONDS_MAX, DEADLINE_SECONDS_MIN
-from infra.store.seal import parse_private_key
+from infra.store.seal import parse_private_key, parse_public_key
 
 ROLES = ("service", "operator", "auditor")
 DEV_KEYS = {"dev-service": "service", "dev-operator": "operator", "dev-auditor": "auditor"}
@@ -103,8 +104,12 @@ class Settings(BaseSettings):
     table_commission_basis_points: int = Field(default=500, ge=0, le=5000)
     # The seals' private key (infra/store/seal.py): base64 of its 32 raw bytes, or PEM.
     seal_key: str = ""
-    # Checkpoints of the latest seal, outside the database (infra/witness.py).
-    witness: str = "var/witness.jsonl"
+    # Checkpoints of the latest seal, outside the database (infra/witness.py): a file,
+    # or nats://user:password@host:port/STREAM (infra/checkpoints/witnesses.py).
+    witness: str = Field(default="var/witness.jsonl", repr=False)
+    # The public key the witness's checkpoints are checked with (they are signed with
+    # the seal key); empty: the key the seals are checked with.
+    witness_public_key: str = ""
     witness_seconds: float = Field(default=10.0, ge=0.1, le=3_600)
     witness_events: int = Field(default=1_000, ge=1, le=1_000_000)
     # PostgreSQL: the role that owns and migrates the schema; the service's own role
@@ -220,6 +225,19 @@ class Settings(BaseSettings):
     def _seal_key(cls, text: str) -> str:
         if text.strip():
             parse_private_key(text)
+        return text
+
+    @field_validator("witness")
+    @classmethod
+    def _witness(cls, text: str) -> str:
+        check_witness_setting(text)
+        return text
+
+    @field_validator("witness_public_key")
+    @classmethod
+    def _witness_public_key(cls, text: str) -> str:
+        if text.strip():
+            parse_public_key(text)
         return text
 
     @field_validator("database_owner_url")
@@ -344,3 +362,8 @@ def _check_production(settings: Settings) -> None:
         raise ConfigError("CASINO_API_KEYS: production refuses the dev-* keys")
     if settings.test_mode:
         raise ConfigError("CASINO_TEST_MODE: certification mode is refused in production")
+    if not is_nats(settings.witness):
+        raise ConfigError(
+            "CASINO_WITNESS: production refuses a witness file, which the casino's own staff "
+            "can rewrite; name a NATS JetStream stream (nats://user:password@host:port/STREAM)"
+        )

@@ -10,9 +10,7 @@ its seals with it: only a checkpoint written elsewhere shows that (`--witness`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -23,7 +21,6 @@ from infra.store.seal import Seal
 from infra.store.store import Store
 
 BATCH = 1000
-WITNESS_LINES_MAX = 10_000_000
 
 
 def stored_seals(store: Store, up_to: int | None = None) -> Iterator[Seal]:
@@ -175,45 +172,3 @@ class SealCheck:
                 "the store holds no seal: nothing shows that its events are the service's"
             )
         return self.problems.all()
-
-
-def witness_problems(
-    store: Store, witness: Path, public_key: Ed25519PublicKey | None
-) -> tuple[int, list[str]]:
-    """Every checkpoint in the witness file must still be a seal of the store, the same."""
-    problems = Problems("the witness")
-    checked = 0
-    with witness.open() as lines:
-        for number, line in enumerate(lines, start=1):
-            if number > WITNESS_LINES_MAX or not line.strip():
-                continue
-            checked += 1
-            problem = _checkpoint_problem(store, line, public_key)
-            if problem:
-                problems.add(f"witness line {number}: {problem}")
-    return checked, problems.all()
-
-
-def _checkpoint_problem(store: Store, line: str, public_key: Ed25519PublicKey | None) -> str:
-    try:
-        noted = json.loads(line)
-        position, digest = int(noted["position"]), str(noted["digest"])
-        signature, at = str(noted["signature"]), str(noted.get("time", "?"))
-    except (ValueError, KeyError, TypeError, OverflowError):
-        return "not a checkpoint (JSON with position, digest, time, signature)"
-    if public_key is not None and not seals.signs(public_key, signature, digest.encode()):
-        return f"the checkpoint at position {position} is not signed by the service's key"
-    with store.database.read() as cursor:
-        cursor.execute(f"SELECT digest FROM {seals.TABLE} WHERE last_position = ?", (position,))
-        row = cursor.fetchone()
-    if row is None:
-        return (
-            f"the store holds no seal ending at position {position}, which the witness saw "
-            f"at {at}: the log was cut or rewritten there"
-        )
-    if str(row[0]) != digest:
-        return (
-            f"the seal ending at position {position} is not the one the witness saw at {at}: "
-            "the log was rewritten up to there"
-        )
-    return ""

@@ -5,8 +5,10 @@ and checks as it goes:
 
 - the seals (infra/store/seal.py, infra/audit/seal_check.py): each save's seal
   covers exactly the events at its positions, follows the seal before it, and,
-  with a public key, is signed by the service's key; with a witness file, every
-  checkpoint in it is still a seal of the store;
+  with a public key, is signed by the service's key; with a witness (a file or a
+  JetStream stream: infra/checkpoints/check.py), its checkpoints count up without a
+  gap, each chained to the one before and signed, and each is still a seal of the
+  store;
 - the snapshots (infra/audit/snapshot_check.py): each aggregate's latest equals
   a replay of its events, and is signed;
 - the receipts (infra/audit/receipt_check.py): each save's are the ones its seal
@@ -63,8 +65,10 @@ from infra.audit.pages import events_of, log_pages
 from infra.audit.rebuild import Aside, fewer_collections
 from infra.audit.receipt_check import Retention, check_receipts
 from infra.audit.round_check import EVERY_ROUND, RoundCheck, RoundResults
-from infra.audit.seal_check import SealCheck, seal_head, stored_seals, witness_problems
+from infra.audit.seal_check import SealCheck, seal_head, stored_seals
 from infra.audit.snapshot_check import snapshot_problems
+from infra.checkpoints.check import check_witness
+from infra.checkpoints.witnesses import Witness, open_witness
 from infra.store import chain as event_chain
 from infra.store.schema import log_table
 from infra.store.store import Store
@@ -94,16 +98,27 @@ def verify(
     progress: Callable[[int], None],
     anchors: Mapping[int, str] | None = None,
     public_key: Ed25519PublicKey | None = None,
-    witness: Path | None = None,
+    witness: Witness | Path | None = None,
     processes: bool = True,
+    witness_key: Ed25519PublicKey | None = None,
 ) -> AuditReport:
     """Check the whole store (and every round, or only `round_id`); `anchors` are
     chain links noted earlier, by position, that must still be what they were;
-    `public_key` checks every seal's signature; `witness` is a file of checkpoints
-    (infra/witness.py), each of which the store must still hold. With `processes`, a
-    long log's rebuild aside runs in a process of its own (infra/audit/aside_process.py)."""
+    `public_key` checks every seal's signature; `witness` holds checkpoints
+    (infra/checkpoints/), each of which the store must still hold, signed with
+    `witness_key` (default `public_key`). With `processes`, a long log's rebuild
+    aside runs in a process of its own (infra/audit/aside_process.py)."""
+    if isinstance(witness, Path):
+        witness = open_witness(witness)
+    checked = _WitnessToCheck(witness, witness_key or public_key) if witness else None
     with fewer_collections():
-        return _verify(store, round_id, progress, anchors or {}, public_key, witness, processes)
+        return _verify(store, round_id, progress, anchors or {}, public_key, checked, processes)
+
+
+@dataclass(frozen=True)
+class _WitnessToCheck:
+    witness: Witness
+    key: Ed25519PublicKey | None
 
 
 def _verify(
@@ -112,7 +127,7 @@ def _verify(
     progress: Callable[[int], None],
     anchors: Mapping[int, str],
     public_key: Ed25519PublicKey | None,
-    witness: Path | None,
+    witness: _WitnessToCheck | None,
     processes: bool,
 ) -> AuditReport:
     report = AuditReport()
@@ -259,13 +274,18 @@ def _uuid_text(stored_id: Any) -> str:
 
 
 def _outside_problems(
-    store: Store, report: AuditReport, public_key: Ed25519PublicKey | None, witness: Path | None
+    store: Store,
+    report: AuditReport,
+    public_key: Ed25519PublicKey | None,
+    witness: _WitnessToCheck | None,
 ) -> list[str]:
     """What else could move money or lie about it: snapshots, and the witness's view."""
     report.snapshots, problems = snapshot_problems(store, public_key)
     if witness is not None:
-        report.witness_checkpoints, found = witness_problems(store, witness, public_key)
-        problems += found
+        found = check_witness(store, witness.witness, witness.key)
+        report.witness_checkpoints = found.checkpoints + found.legacy
+        report.notes += found.notes
+        problems += found.problems
     return problems
 
 

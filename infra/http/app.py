@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -14,6 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from domain.errors import DomainError
+from infra.checkpoints.witnesses import open_witness
 from infra.config import Settings
 from infra.fault_log import faults
 from infra.http.auth import key_digests
@@ -64,8 +64,8 @@ log = get_logger("casino.http")
 
 
 def witness_worker(store: Store, settings: Settings) -> WitnessWorker:
-    path = Path(settings.witness)
-    return WitnessWorker(store, path, settings.witness_seconds, settings.witness_events)
+    witness = open_witness(settings.witness)  # a file or a stream: connected at first use
+    return WitnessWorker(store, witness, settings.witness_seconds, settings.witness_events)
 
 
 def create_app(

@@ -139,6 +139,7 @@ def test_production_refuses_to_serve_without_a_key_to_seal_seeds(tmp_path: Path)
         "CASINO_ENV": "production",
         "CASINO_API_KEYS": "service=k1,operator=k2,auditor=k3",
         "CASINO_SEAL_KEY": private_key_text(new_private_key()),  # the log's key is there
+        "CASINO_WITNESS": "nats://casino:pw@127.0.0.1:4222/CASINO",  # never reached
     }
     result = CliRunner().invoke(app, ["serve"], env=env)
     assert result.exit_code == 2

@@ -6,6 +6,8 @@ from infra.config import DEV_KEYS, ConfigError, load_settings
 from infra.secrets import SecretKeyError, new_key
 
 KEY = "ab" * 32
+# Production's witness is a stream (never reached here: settings only name it).
+STREAM = "nats://casino:pw@127.0.0.1:4222/CASINO"
 
 
 def test_defaults_use_an_sqlite_file_under_var_and_the_dev_keys(
@@ -34,6 +36,12 @@ def test_configured_keys_replace_the_dev_keys() -> None:
         ({"env": "staging"}, "CASINO_ENV"),
         ({"idle_timeout_seconds": 0}, "CASINO_IDLE_TIMEOUT_SECONDS"),
         ({"test_mode": "perhaps"}, "CASINO_TEST_MODE"),
+        ({"witness": "nats://127.0.0.1:4222/CASINO"}, "CASINO_WITNESS"),  # no user
+        ({"witness": "nats://u:p@127.0.0.1/CASINO"}, "CASINO_WITNESS"),  # no port
+        ({"witness": "nats://u:p@127.0.0.1:4222/"}, "CASINO_WITNESS"),  # no stream
+        ({"witness": "nats://u:p@127.0.0.1:4222/A.B"}, "CASINO_WITNESS"),
+        ({"witness": "https://u:p@127.0.0.1:4222/CASINO"}, "CASINO_WITNESS"),
+        ({"witness_public_key": "not a key"}, "CASINO_WITNESS_PUBLIC_KEY"),
     ],
 )
 def test_a_bad_setting_stops_start_up_and_names_itself(
@@ -50,14 +58,31 @@ def test_production_refuses_the_dev_keys_and_test_mode() -> None:
         load_settings(env="production", api_keys="service=dev-service")
     with pytest.raises(ConfigError, match="CASINO_TEST_MODE"):
         load_settings(env="production", api_keys="service=k1", test_mode=True)
-    assert load_settings(env="production", api_keys="service=k1").keys() == {"k1": "service"}
+    production = load_settings(env="production", api_keys="service=k1", witness=STREAM)
+    assert production.keys() == {"k1": "service"}
+
+
+def test_production_refuses_a_witness_file_and_takes_a_stream() -> None:
+    with pytest.raises(ConfigError, match="CASINO_WITNESS: production refuses a witness file"):
+        load_settings(env="production", api_keys="service=k1", witness="var/witness.jsonl")
+    production = load_settings(env="production", api_keys="service=k1", witness=STREAM)
+    assert production.witness == STREAM
+
+
+def test_a_bad_witness_url_is_named_without_its_password() -> None:
+    with pytest.raises(ConfigError, match="CASINO_WITNESS") as refused:
+        load_settings(witness="nats://casino:s3cret@127.0.0.1:4222/a.b")
+    assert "s3cret" not in str(refused.value)
+    assert "s3cret" not in repr(load_settings(witness="nats://casino:s3cret@h:4222/CASINO"))
 
 
 def test_production_refuses_to_seal_seeds_without_a_secret_key() -> None:
-    production = load_settings(env="production", api_keys="service=k1")
+    production = load_settings(env="production", api_keys="service=k1", witness=STREAM)
     with pytest.raises(ConfigError, match="CASINO_SECRET_KEY"):
         production.secret_box()
-    configured = load_settings(env="production", api_keys="service=k1", secret_key=KEY)
+    configured = load_settings(
+        env="production", api_keys="service=k1", secret_key=KEY, witness=STREAM
+    )
     assert configured.secret_box()[1] is None
 
 

@@ -13,7 +13,11 @@ from infra.config import ConfigError, load_settings
 from infra.keys import seal_key_for
 from infra.store.seal import new_private_key, private_key_text, public_key_text
 
-PRODUCTION = {"env": "production", "api_keys": "service=s3cret-service-key"}
+PRODUCTION = {
+    "env": "production",
+    "api_keys": "service=s3cret-service-key",
+    "witness": "nats://casino:pw@127.0.0.1:4222/CASINO",  # named, never reached here
+}
 
 
 def test_production_refuses_to_serve_without_a_seal_key(tmp_path: Path) -> None:
@@ -25,6 +29,7 @@ def test_production_refuses_to_serve_without_a_seal_key(tmp_path: Path) -> None:
         env={
             "CASINO_ENV": "production",
             "CASINO_API_KEYS": PRODUCTION["api_keys"],
+            "CASINO_WITNESS": PRODUCTION["witness"],
             "CASINO_DATABASE_URL": f"sqlite:///{tmp_path / 'casino.sqlite'}",
         },
     )

@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from eventsourcing.persistence import PersistenceError, StoredEvent
 
 from infra.audit.verify import verify
+from infra.checkpoints import format as checkpoints
 from infra.store import chain as event_chain
 from infra.store import seal as seals
 from infra.store.seal import Sealer, public_key_text
@@ -264,6 +265,11 @@ def test_the_witness_notes_the_latest_seal_when_seconds_or_events_are_due(
     assert worker.note_if_due(62.0) is not None
     lines = [json.loads(line) for line in witness.read_text().splitlines()]
     assert [line["position"] for line in lines] == [3, 4, 7]
+    # Counted without a gap, each naming the one before, each signed with the seal key
+    assert [line["counter"] for line in lines] == [1, 2, 3]
+    assert [line["previous"] for line in lines] == [checkpoints.GENESIS] + [
+        line["digest"] for line in lines[:-1]
+    ]
     for line in lines:
         assert seals.signs(PUBLIC_KEY, line["signature"], line["digest"].encode())
         assert datetime.datetime.fromisoformat(line["time"]).tzinfo is not None
