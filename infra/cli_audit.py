@@ -56,6 +56,8 @@ def audit_verify(
     except (ValueError, SealKeyError) as error:
         typer.echo(f"--public-key: {error}" if public_key else str(error), err=True)
         raise typer.Exit(USAGE_ERROR) from None
+    if key is None and settings.env == "production":
+        _refuse_without_a_pinned_key()
     witness_key = settings.witness_public_key.strip()
     try:
         checked, unchecked = witness_to_verify(witness, settings.witness)
@@ -81,6 +83,15 @@ def audit_verify(
     raise typer.Exit(DISCREPANCY if report.problems else 0)
 
 
+def _refuse_without_a_pinned_key() -> None:
+    typer.echo(
+        "--public-key: production verifies only with the auditor's pinned key "
+        "(--public-key or CASINO_AUDITOR_PUBLIC_KEY), never with the service's own",
+        err=True,
+    )
+    raise typer.Exit(USAGE_ERROR)
+
+
 def _development_key_or_exit(settings: Any, store: Any) -> Any:
     """Without a pinned key: in production exit 2 (a key read from the service's own
     configuration proves nothing against whoever configures the service); in
@@ -90,12 +101,7 @@ def _development_key_or_exit(settings: Any, store: Any) -> Any:
 
     if settings.env == "production":
         store.close()
-        typer.echo(
-            "--public-key: production verifies only with the auditor's pinned key "
-            "(--public-key or CASINO_AUDITOR_PUBLIC_KEY), never with the service's own",
-            err=True,
-        )
-        raise typer.Exit(USAGE_ERROR)
+        _refuse_without_a_pinned_key()
     if not DEV_SEAL_KEY_PATH.is_file():
         return None
     typer.echo(

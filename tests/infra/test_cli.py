@@ -168,6 +168,7 @@ def test_verify_in_production_wants_the_auditors_pinned_key_never_the_services(
         "CASINO_API_KEYS": "service=k1,operator=k2,auditor=k3",
         "CASINO_SEAL_KEY": seal_key,
         "CASINO_AUDITOR_PUBLIC_KEY": "",
+        "CASINO_WITNESS": "nats://casino:secret@127.0.0.1:1/CASINO",  # production's kind
     }
     result = CliRunner().invoke(app, ["audit", "verify"], env=env)
     # Then verify refuses to take the service's word for it
@@ -177,7 +178,9 @@ def test_verify_in_production_wants_the_auditors_pinned_key_never_the_services(
     public = private_key_text(new_private_key())  # another key: every seal named
     pinned = public_key_text(parse_private_key(public).public_key())
     env["CASINO_AUDITOR_PUBLIC_KEY"] = pinned
-    result = CliRunner().invoke(app, ["audit", "verify"], env=env)
+    witness = tmp_path / "exported-witness.jsonl"  # the auditor's export of the stream
+    witness.write_text("")
+    result = CliRunner().invoke(app, ["audit", "verify", "--witness", str(witness)], env=env)
     assert result.exit_code == 1
     assert "is not signed by the service's key" in result.output
 
