@@ -36,23 +36,13 @@ def stored_seals(store: Store, up_to: int | None = None) -> Iterator[Seal]:
                 " ORDER BY last_position LIMIT ?",
                 (after, BATCH),
             )
-            batch = [_seal_read(row) for row in cursor.fetchall()]
+            batch = [seals.read_seal(row) for row in cursor.fetchall()]
         if not batch:
             return
         yield from batch
         after = batch[-1].last_position
         if up_to is not None and after >= up_to:
             return
-
-
-def _seal_read(row: Any) -> Seal:
-    """The seal a row holds; one whose values are not a seal's (SQLite stores any
-    value in any column) is read as a seal that fails every check, so it is named."""
-    try:
-        return seals.seal_of(row)
-    except (TypeError, ValueError, OverflowError):
-        position = int(row[0])  # SQLite's rowid: always an integer
-        return Seal(position, position, 0, "", "", "malformed", "")
 
 
 def seal_head(store: Store) -> int:
