@@ -84,6 +84,7 @@ def _report_json(report: Any) -> dict[str, Any]:
         "snapshots": report.snapshots,
         "witness_checkpoints": report.witness_checkpoints,
         "discrepancies": report.problems,
+        "acknowledged": [ack.record() for ack in report.acknowledged],
         "notes": report.notes,
         "head": f"{report.head_position}:{report.head_link}",
         "hidden_from": report.hidden_from,
@@ -91,6 +92,8 @@ def _report_json(report: Any) -> dict[str, Any]:
 
 
 def _print_verdict(report: Any, signed: bool) -> None:
+    for ack in report.acknowledged:
+        _print_acknowledgment(ack.record())
     for problem in report.problems:
         typer.echo(f"DISCREPANCY: {problem}")
     for note in report.notes:
@@ -115,6 +118,25 @@ def _print_verdict(report: Any, signed: bool) -> None:
         typer.echo(
             f"(links from position {report.hidden_from} on are not shown: they depend on "
             "the seed or hole card of a round not over yet)"
+        )
+
+
+def _print_acknowledgment(ack: dict[str, Any]) -> None:
+    from infra.audit.acknowledge import found_lines
+
+    who = " as ".join(str(name) for name in (ack["os_user"], ack["database_role"]) if name)
+    typer.echo(
+        f"ACKNOWLEDGED at position {ack['position']} ({ack['at']}, by {who or 'an operator'}):"
+        f" {ack['reason']!r}"
+    )
+    for line in found_lines(ack["found"]):
+        typer.echo(f"  found: {line}")
+    for finding in ack["covered"]:
+        typer.echo(f"  covered: {finding}")
+    if not ack["signature_checked"]:
+        typer.echo(
+            "  (its signature is not checked without --public-key: it covers nothing, and "
+            "what it found is listed as discrepancies)"
         )
 
 
