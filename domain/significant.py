@@ -36,6 +36,9 @@ AUTHENTICATION_REFUSED = "authentication_refused"
 PROJECTOR_FAILED = "projector_failed"
 WORKER_FAILED = "worker_failed"
 SEAL_KEY_ROTATED = "seal_key_rotated"
+# An operator's acceptance of a log changed behind the service's back, as found
+# (`casino audit acknowledge`): saved with its own seal, outside the commands.
+LOG_ACKNOWLEDGED = "log_acknowledged"
 
 
 class SignificantEvent(FastCopy, Aggregate):

@@ -1,4 +1,5 @@
-"""`casino audit`: verify the whole store, replay one round, export a range of the log."""
+"""`casino audit`: verify the whole store, replay one round, export a range of the log,
+acknowledge a tail found changed behind the service's back."""
 
 from __future__ import annotations
 
@@ -122,6 +123,7 @@ def _report_json(report: Any) -> dict[str, Any]:
         "snapshots": report.snapshots,
         "witness_checkpoints": report.witness_checkpoints,
         "discrepancies": report.problems,
+        "acknowledged": [ack.record() for ack in report.acknowledged],
         "notes": report.notes,
         "head": f"{report.head_position}:{report.head_link}",
         "hidden_from": report.hidden_from,
@@ -129,6 +131,8 @@ def _report_json(report: Any) -> dict[str, Any]:
 
 
 def _print_verdict(report: Any, signed: bool) -> None:
+    for ack in report.acknowledged:
+        _print_acknowledgment(ack.record())
     for problem in report.problems:
         typer.echo(f"DISCREPANCY: {problem}")
     for note in report.notes:
@@ -154,6 +158,132 @@ def _print_verdict(report: Any, signed: bool) -> None:
             f"(links from position {report.hidden_from} on are not shown: they depend on "
             "the seed or hole card of a round not over yet)"
         )
+
+
+def _print_acknowledgment(ack: dict[str, Any]) -> None:
+    from infra.audit.acknowledge import found_lines
+
+    who = " as ".join(str(name) for name in (ack["os_user"], ack["database_role"]) if name)
+    typer.echo(
+        f"ACKNOWLEDGED at position {ack['position']} ({ack['at']}, by {who or 'an operator'}):"
+        f" {ack['reason']!r}"
+    )
+    for line in found_lines(ack["found"]):
+        typer.echo(f"  found: {line}")
+    for finding in ack["covered"]:
+        typer.echo(f"  covered: {finding}")
+    if not ack["signature_checked"]:
+        typer.echo(
+            "  (its signature is not checked without --public-key: it covers nothing, and "
+            "what it found is listed as discrepancies)"
+        )
+
+
+@audit_app.command("acknowledge")
+def audit_acknowledge(
+    reason: str = typer.Option(
+        ...,
+        "--reason",
+        help="why the log is taken as found (1-500 characters): recorded for ever",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="print the result as one JSON object"),
+) -> None:
+    """Seal a tail changed behind the service's back as found, with your reason, so that
+    the service saves again; recorded as a significant event that verify names for
+    ever. Runs with CASINO_DATABASE_OWNER_URL (else CASINO_DATABASE_URL) and
+    CASINO_SEAL_KEY."""
+    from infra.audit.acknowledge import BadReason, Unchained, acknowledge, check_reason
+    from infra.audit.tail import NoSealOfTheKey, UnreadableEvent
+
+    settings = settings_or_exit()
+    try:
+        check_reason(reason)
+    except BadReason as error:
+        typer.echo(str(error), err=True)
+        raise typer.Exit(USAGE_ERROR) from None
+    key = _acknowledging_key_or_exit(settings)
+    store = open_configured_store(settings, existing=True)
+    database = _writer_or_exit(settings, store)
+    try:
+        done = acknowledge(store, database, key, reason)
+    except (NoSealOfTheKey, UnreadableEvent, Unchained) as error:
+        typer.echo(f"nothing acknowledged: {error}", err=True)
+        raise typer.Exit(USAGE_ERROR) from None
+    finally:
+        database.close()
+        store.close()
+    _print_acknowledged(done, as_json)
+
+
+def _writer_or_exit(settings: Any, store: Any) -> Any:
+    """The owner's connection (else the service's), or exit 2 naming the setting."""
+    from infra.audit.acknowledge import writer
+    from infra.store import reach
+
+    setting = "CASINO_DATABASE_OWNER_URL" if settings.database_owner_url else "CASINO_DATABASE_URL"
+    url = settings.database_owner_url or settings.database_url
+    try:
+        return writer(url, settings.postgres_schema)
+    except Exception as error:  # Whatever the driver raises: no connection to be had.
+        store.close()
+        typer.echo(
+            f"{setting}: cannot connect to {reach.shown_url(url)}: {reach.first_line(error)}",
+            err=True,
+        )
+        raise typer.Exit(USAGE_ERROR) from None
+
+
+def _acknowledging_key_or_exit(settings: Any) -> Any:
+    """The service's seal key: CASINO_SEAL_KEY, or in development the key under var/
+    if there is one (never a new one: it would sign none of the store's seals)."""
+    from infra.config import ConfigError
+    from infra.keys import DEV_SEAL_KEY_PATH, seal_key_for
+
+    if not settings.seal_key.strip() and (
+        settings.env == "production" or not DEV_SEAL_KEY_PATH.is_file()
+    ):
+        typer.echo(
+            "configuration error: CASINO_SEAL_KEY: acknowledging needs the service's seal key"
+            f" (none configured, and no development key at {DEV_SEAL_KEY_PATH})",
+            err=True,
+        )
+        raise typer.Exit(USAGE_ERROR)
+    try:
+        return seal_key_for(settings)
+    except ConfigError as error:
+        typer.echo(f"configuration error: {error}", err=True)
+        raise typer.Exit(USAGE_ERROR) from None
+
+
+def _print_acknowledged(done: Any, as_json: bool) -> None:
+    from infra.audit.acknowledge import found_lines, next_steps
+
+    if as_json:
+        print_json(
+            {
+                "acknowledged": done.seal is not None,
+                "position": done.tail.position if done.seal is not None else None,
+                "event_id": done.event_id,
+                "found": done.details,
+            }
+        )
+        return
+    if done.seal is None:
+        head = "no seal yet" if done.tail.head is None else "its last seal signed by the key"
+        typer.echo(
+            f"the log is sound: nothing past its last event (position {done.tail.top}), and "
+            f"{head}; nothing written"
+        )
+        return
+    for line in found_lines(done.details):
+        typer.echo(f"found: {line}")
+    typer.echo(
+        f"acknowledged at position {done.tail.position}: significant event log_acknowledged "
+        f"{done.event_id}, sealed with positions {done.seal.first_position}.."
+        f"{done.seal.last_position} by the service's key; the service saves again"
+    )
+    for line in next_steps(done.details):
+        typer.echo(line)
 
 
 @audit_app.command("replay")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from infra.audit.acknowledged import Acknowledgments
 from infra.audit.pages import prefetched
 from infra.store import chain as event_chain
 from infra.store.chain import ChainRow
@@ -88,10 +89,18 @@ def name_of(stored: Any) -> str:
 
 class ChainCheck:
     """The chain, position by position. Each link is checked against the stored link
-    before it, so a discrepancy is named where it is and the rest still verifies."""
+    before it, so a discrepancy is named where it is and the rest still verifies.
+    What it finds in a range an acknowledgment sealed, or found removed, is that
+    acknowledgment's (infra/audit/acknowledged.py)."""
 
-    def __init__(self, anchors: Mapping[int, str], hidden_from: int | None) -> None:
+    def __init__(
+        self,
+        anchors: Mapping[int, str],
+        hidden_from: int | None,
+        acks: Acknowledgments,
+    ) -> None:
         self.problems = Problems("the event chain")
+        self.acks = acks
         self.anchors = dict(anchors)
         self.hidden_from = hidden_from
         self.recomputed = event_chain.GENESIS  # over the events as they are now
@@ -120,17 +129,21 @@ class ChainCheck:
             self.head_position = position
             self._check_anchor(position)
         if row is None:
-            self.problems.add(
+            self._found(
+                position,
                 f"event at position {position} ({name_of(notification)}) is not in the chain: "
-                "it was inserted behind the store's back"
+                "it was inserted behind the store's back",
             )
             return
         if notification is None:
-            self.problems.add(f"event at position {position} ({name_of(row)}) has been removed")
+            self._found(
+                position, f"event at position {position} ({name_of(row)}) has been removed", True
+            )
         elif mine is None or notification.originator_version != row.originator_version:
-            self.problems.add(
+            self._found(
+                position,
                 f"position {position} holds {name_of(notification)}, but the chain recorded "
-                f"{name_of(row)} there: events were swapped, moved or replaced"
+                f"{name_of(row)} there: events were swapped, moved or replaced",
             )
         elif mine != row.link:
             self._mismatch(position, notification, row)
@@ -143,17 +156,33 @@ class ChainCheck:
             and before is not None
             and event_chain.link(before, notification) == row.link
         ):
-            self.problems.add(
+            self._found(
+                position,
                 f"event at position {last.position} ({name_of(last)}) was inserted with a "
-                f"forged link: the link at position {position} was made without it"
+                f"forged link: the link at position {position} was made without it",
             )
             return
         since = last.position if last is not None else 0
-        self.problems.add(
+        self._found(
+            position,
             f"event at position {position} ({name_of(notification)}) does not match its link "
             f"in the chain: it was altered, or the chain was cut or rewritten between "
-            f"positions {since} and {position}"
+            f"positions {since} and {position}",
         )
+
+    def _found(self, position: int, problem: str, removed: bool = False) -> None:
+        """A discrepancy at `position`; in an acknowledged range, that acknowledgment's:
+        anywhere its seal covers (the seal names any later change to an event there),
+        or, for an event removed, where it found events removed."""
+        ack = None
+        if self.acks:
+            ack = self.acks.sealing(position)
+            if ack is None and removed:
+                ack = self.acks.removing(position)
+        if ack is not None:
+            ack.note(problem)
+        else:
+            self.problems.add(problem)
 
     def _check_anchor(self, position: int) -> None:
         noted = self.anchors.pop(position, None)

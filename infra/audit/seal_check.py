@@ -15,6 +15,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from infra.audit.acknowledged import Acknowledgments
 from infra.audit.chain_check import Problems, name_of
 from infra.store import seal as seals
 from infra.store.seal import Seal
@@ -33,23 +34,13 @@ def stored_seals(store: Store, up_to: int | None = None) -> Iterator[Seal]:
                 " ORDER BY last_position LIMIT ?",
                 (after, BATCH),
             )
-            batch = [_seal_read(row) for row in cursor.fetchall()]
+            batch = [seals.read_seal(row) for row in cursor.fetchall()]
         if not batch:
             return
         yield from batch
         after = batch[-1].last_position
         if up_to is not None and after >= up_to:
             return
-
-
-def _seal_read(row: Any) -> Seal:
-    """The seal a row holds; one whose values are not a seal's (SQLite stores any
-    value in any column) is read as a seal that fails every check, so it is named."""
-    try:
-        return seals.seal_of(row)
-    except (TypeError, ValueError, OverflowError):
-        position = int(row[0])  # SQLite's rowid: always an integer
-        return Seal(position, position, 0, "", "", "malformed", "")
 
 
 def seal_head(store: Store) -> int:
@@ -60,10 +51,18 @@ def seal_head(store: Store) -> int:
 
 
 class SealCheck:
-    """The seals, one save at a time, beside the events in log order."""
+    """The seals, one save at a time, beside the events in log order. An event in the
+    range an acknowledgment sealed is that seal's, whatever seal rows were found there
+    (infra/audit/acknowledged.py)."""
 
-    def __init__(self, found: Iterator[Seal], public_key: Ed25519PublicKey | None) -> None:
+    def __init__(
+        self,
+        found: Iterator[Seal],
+        public_key: Ed25519PublicKey | None,
+        acks: Acknowledgments,
+    ) -> None:
         self.problems = Problems("the seals")
+        self.acks = acks if acks else None  # asked of every event: None costs least
         self.notes: list[str] = []
         self.public_key = public_key
         self.found = found
@@ -76,7 +75,11 @@ class SealCheck:
         self.unsealed_first = ""
 
     def add(self, position: int, notification: Any) -> None:
-        while self.current is not None and self.current.last_position < position:
+        # Seal rows found inside an acknowledged range end before its own seal, which
+        # holds every event there: they are passed by, to be named, holding none.
+        owner = self.acks.owning(position) if self.acks is not None else None
+        reach = position if owner is None else owner.position
+        while self.current is not None and self.current.last_position < reach:
             self._close()
         seal = self.current
         if seal is None or position < seal.first_position:
@@ -125,27 +128,35 @@ class SealCheck:
     def _close(self) -> None:
         seal = self.current
         assert seal is not None
-        self._check_seal(seal)
-        self._check_events(seal)
+        inside = self.acks.sealing(seal.last_position) if self.acks is not None else None
+        if inside is not None:  # Found there when acknowledged; its events are the ack's.
+            for problem in self._seal_problems(seal):
+                inside.note(problem)
+        else:
+            for problem in self._seal_problems(seal):
+                self.problems.add(problem)
+            self._check_events(seal)
         self.count += 1
         self.previous, self.current = seal, next(self.found, None)
         self.lines, self.positions = [], []
 
-    def _check_seal(self, seal: Seal) -> None:
+    def _seal_problems(self, seal: Seal) -> list[str]:
         where = f"the seal of positions {seal.first_position}..{seal.last_position}"
         before = self.previous.digest if self.previous is not None else seals.GENESIS
+        problems = []
         if seal.previous != before:
-            self.problems.add(
+            problems.append(
                 f"{where} does not follow the seal before it: a seal was removed, "
                 "inserted or reordered"
             )
         digest = seals.digest_of(seal)
         if digest != seal.digest:
-            self.problems.add(f"{where} does not hash to its digest: it was altered")
+            problems.append(f"{where} does not hash to its digest: it was altered")
         elif self.public_key is not None and not seals.signs(
             self.public_key, seal.signature, digest.encode()
         ):
-            self.problems.add(f"{where} is not signed by the service's key: it was forged")
+            problems.append(f"{where} is not signed by the service's key: it was forged")
+        return problems
 
     def _check_events(self, seal: Seal) -> None:
         if (
@@ -155,13 +166,18 @@ class SealCheck:
             return
         span = f"positions {seal.first_position}..{seal.last_position}"
         if not self.positions:
-            self.problems.add(f"the events at {span}, {seal.event_count} sealed, were removed")
-            return
-        there = ", ".join(str(p) for p in self.positions)
-        self.problems.add(
-            f"the events at {span} are not those sealed ({seal.event_count} sealed; now at "
-            f"{there}): an event there was altered, inserted, removed or moved"
-        )
+            problem = f"the events at {span}, {seal.event_count} sealed, were removed"
+        else:
+            there = ", ".join(str(p) for p in self.positions)
+            problem = (
+                f"the events at {span} are not those sealed ({seal.event_count} sealed; now "
+                f"at {there}): an event there was altered, inserted, removed or moved"
+            )
+        cut = self.acks.removing(seal.last_position) if self.acks is not None else None
+        if cut is not None and cut.holds_cut(seal, self.lines):
+            cut.note(problem)
+        else:
+            self.problems.add(problem)
 
     def finish(self, sealed_store_expected: bool) -> list[str]:
         while self.current is not None:

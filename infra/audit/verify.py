@@ -9,6 +9,9 @@ and checks as it goes:
   JetStream stream: infra/checkpoints/check.py), its checkpoints count up without a
   gap, each chained to the one before and signed, and each is still a seal of the
   store;
+- the operators' acknowledgments (infra/audit/acknowledged.py): each is named, and
+  what the seals and the chain show in the range it acknowledged is reported with
+  it rather than as a discrepancy;
 - the snapshots (infra/audit/snapshot_check.py): each aggregate's latest equals
   a replay of its events, and is signed;
 - the receipts (infra/audit/receipt_check.py): each save's are the ones its seal
@@ -49,6 +52,7 @@ from uuid import UUID
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from domain.receipt import CommandReceipt
+from infra.audit.acknowledged import Acknowledgment, acknowledgments
 from infra.audit.aside_process import PROCESS_EVENTS_MIN, AsideProcess, RebuildFailed, cores
 from infra.audit.bank_check import BankCheck
 from infra.audit.book_check import BookCheck
@@ -88,6 +92,9 @@ class AuditReport:
     receipts: int = 0  # command receipts (answers replayed for a repeated key), all kinds
     snapshots: int = 0
     witness_checkpoints: int = 0
+    # The operators' acknowledgments of tails found changed (infra/audit/acknowledged.py),
+    # each with what verify found in its range: not discrepancies.
+    acknowledged: list[Acknowledgment] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -141,8 +148,10 @@ def _verify(
         chain_head = event_chain.head_position(cursor)
         hidden_from = report.hidden_from = event_chain.first_hidden_position(cursor)
     up_to = max(chain_head, store.projector.head(), seal_head(store))
-    sealing = SealCheck(stored_seals(store), public_key)
-    chain = ChainCheck(anchors, hidden_from)
+    acks = acknowledgments(store, public_key)  # known before the log is read: see there
+    report.acknowledged = acks.all
+    sealing = SealCheck(stored_seals(store), public_key, acks)
+    chain = ChainCheck(anchors, hidden_from, acks)
     versions = VersionCheck()
     books = BookCheck()
     banks = BankCheck()

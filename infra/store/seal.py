@@ -16,6 +16,17 @@ digests orders the seals; the signature makes a seal impossible to forge without
 the private key, which lives in CASINO_SEAL_KEY, never in the store. An auditor
 needs only the public key (`casino audit verify --public-key`).
 
+An acknowledgment's seal (`casino audit acknowledge`, infra/audit/acknowledge.py)
+has a digest of its own form, so that no one without the key can pass an ordinary
+seal off as one, or one as ordinary:
+
+    digest  = SHA-256 hex of "casino-ack/1|first|last|count|events|previous"
+
+It covers the events found after the last seal the key signed, as they stand, and
+the `log_acknowledged` significant event at `last`, whose details hold the
+operator's reason and what was found (so `events` binds the reason too); `previous`
+is the digest of the seal found at the head, forged or not. It names no receipts.
+
 Snapshots are signed one by one ("casino-snapshot/1|aggregate id|version|topic|
 SHA-256 hex of the state"); the signature is appended to the stored state
 (`SealedSnapshots`), so it is written in the snapshot's own transaction, and a
@@ -108,6 +119,17 @@ def seal_of(row: Sequence[Any]) -> Seal:
                 str(signature), None if receipts is None else str(receipts))  # fmt: skip
 
 
+def read_seal(row: Sequence[Any]) -> Seal:
+    """The seal a row holds; one whose values are not a seal's (SQLite stores any
+    value in any column) is read as a seal that fails every check, its stored digest
+    kept, so that it is named and a seal after it can still name it as `previous`."""
+    try:
+        return seal_of(row)
+    except (TypeError, ValueError, OverflowError):
+        position = int(row[0])  # SQLite's rowid: always an integer
+        return Seal(position, position, 0, "", "", str(row[5]), "")
+
+
 def event_line(position: int, originator_id: Any, version: int, topic: str, state: bytes) -> bytes:
     aggregate = str(originator_id if isinstance(originator_id, UUID) else UUID(str(originator_id)))
     state_hash = hashlib.sha256(state).hexdigest()
@@ -131,9 +153,15 @@ def seal_digest(
     return hashlib.sha256(body.encode()).hexdigest()
 
 
+def acknowledgment_digest(first: int, last: int, count: int, events: str, previous: str) -> str:
+    body = f"casino-ack/1|{first}|{last}|{count}|{events}|{previous}"
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
 def digest_of(seal: Seal) -> str:
-    """The digest `seal`'s own fields hash to (its stored `digest` must be this)."""
-    return seal_digest(
+    """The digest `seal`'s own fields hash to (its stored `digest` must be this): an
+    ordinary seal's, or an acknowledgment's when that is the form its digest has."""
+    ordinary = seal_digest(
         seal.first_position,
         seal.last_position,
         seal.event_count,
@@ -141,6 +169,18 @@ def digest_of(seal: Seal) -> str:
         seal.previous,
         seal.receipts_digest,
     )
+    if ordinary != seal.digest and acknowledges(seal):
+        return seal.digest
+    return ordinary
+
+
+def acknowledges(seal: Seal) -> bool:
+    """Whether `seal` is an acknowledgment's: its digest is of that form (whether it
+    is signed is `signed`'s to say)."""
+    if seal.receipts_digest is not None:
+        return False
+    fields = (seal.first_position, seal.last_position, seal.event_count, seal.events_digest)
+    return seal.digest == acknowledgment_digest(*fields, seal.previous)
 
 
 def signed(public_key: Ed25519PublicKey, seal: Seal) -> bool:
@@ -208,6 +248,13 @@ class Sealer:
         digest = seal_digest(first, last, count, events, previous, receipts)
         signature = self.private_key.sign(digest.encode()).hex()
         return Seal(first, last, count, events, previous, digest, signature, receipts)
+
+    def acknowledgment(self, first: int, last: int, count: int, events: str, previous: str) -> Seal:
+        """The seal of an acknowledgment over first..last, where `count` events stand
+        whose lines (`event_line`) hash to `events`."""
+        digest = acknowledgment_digest(first, last, count, events, previous)
+        signature = self.private_key.sign(digest.encode()).hex()
+        return Seal(first, last, count, events, previous, digest, signature)
 
     def sign_snapshot(self, stored: StoredEvent) -> StoredEvent:
         state = bytes(stored.state)
