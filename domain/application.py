@@ -64,8 +64,9 @@ class CasinoApplication(CasinoQueries):
         # Gains an event with every real-money save of a player who set a limit.
         Protection: 200,
     }
-    # Asked before money leaves a wallet, given the wallet: refuses (raises) one whose
-    # stored events the seals do not vouch for (rules.md 5). Set by a store that seals
+    # Asked before money leaves a wallet, given the wallet with the withdrawal applied
+    # and not yet saved: refuses (raises) one whose stored events the seals do not
+    # vouch for (rules.md 5). Set by a store that seals
     # (infra/store/money_out.py); None: nothing is checked.
     before_money_leaves: Callable[[Wallet], None] | None = None
 
@@ -105,9 +106,10 @@ class CasinoApplication(CasinoQueries):
     @command
     def withdraw(self, unit: Unit, player_id: str, mode: str, amount_cents: int) -> Movement:
         movement = Movement(load_wallet(unit, player_id, mode), new_id())
+        movement.wallet.withdraw(movement.transaction_id, amount_cents)
+        # Once it would pay (a refusal reads nothing more), before it is saved.
         if self.before_money_leaves is not None:
             self.before_money_leaves(movement.wallet)
-        movement.wallet.withdraw(movement.transaction_id, amount_cents)
         return movement
 
     @command

@@ -37,7 +37,9 @@ class MoneyOutCheck:
 
     def __call__(self, wallet: Any) -> None:
         """Refuse (LogTampered) a wallet whose stored events are not all sealed."""
-        wallet_id, version = wallet.id, int(wallet.version)
+        # The version stored: what the command has applied and not yet saved is its own.
+        wallet_id = wallet.id
+        version = int(wallet.version) - len(wallet.pending_events)
         with self._lock:
             after = self._checked.get(wallet_id)
         if after is None:
