@@ -21,6 +21,7 @@ from infra.secrets import AesGcmBox, SecretKeyError
 from infra.store import reach
 from infra.store.database import PostgresDatabase
 from infra.store.faults import StoreTimeouts
+from infra.store.key_chain import SealKeyOutsideChain
 from infra.store.privileges import refusals
 from infra.store.store import Store, open_store
 
@@ -73,6 +74,9 @@ def open_configured_store(
             timeouts=StoreTimeouts.within(settings.request_deadline_seconds) if serving else None,
             application_name=name,
         )
+    except SealKeyOutsideChain as outside:
+        typer.echo(str(outside), err=True)
+        raise typer.Exit(USAGE_ERROR) from None
     except Exception as error:  # Whatever the driver raises: the store is not to be had.
         where = reach.shown_url(settings.database_url)
         typer.echo(

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from infra.checkpoints import format as checkpoints
 from infra.checkpoints.format import Checkpoint, Legacy, NotACheckpoint
@@ -135,9 +135,10 @@ class WitnessWorker(PeriodicWorker):
         if latest is None:
             return None
         key = self._key()
-        _check_signed(latest, key.public_key())
+        sealer = self.store.app.recorder.sealer  # type: ignore[attr-defined]
+        _check_signed(latest, sealer.head_keys)
         if not self.resumed:
-            self._resume(key.public_key())
+            self._resume(sealer.chain_keys)
         if latest.position <= self.head_position or not self._due(latest.position, now):
             return None
         now_utc = datetime.datetime.now(datetime.UTC)
@@ -163,7 +164,7 @@ class WitnessWorker(PeriodicWorker):
         key: Ed25519PrivateKey = sealer.private_key
         return key
 
-    def _resume(self, public_key: Ed25519PublicKey) -> None:
+    def _resume(self, public_key: seals.Keys) -> None:
         """Go on from the witness's last checkpoint, if the store holds its seal."""
         last = self.witness.last()
         record = last.record if last is not None else None
@@ -174,7 +175,7 @@ class WitnessWorker(PeriodicWorker):
         self.resumed = True
 
 
-def _check_signed(latest: LatestSeal, public_key: Ed25519PublicKey) -> None:
+def _check_signed(latest: LatestSeal, public_key: seals.Keys) -> None:
     if not seals.signs(public_key, latest.signature, latest.digest.encode()):
         raise UnsignedSeal(
             f"the store's latest seal, ending at position {latest.position}, is not "
@@ -183,7 +184,7 @@ def _check_signed(latest: LatestSeal, public_key: Ed25519PublicKey) -> None:
         )
 
 
-def _check_resumable(store: Store, where: str, last: Entry, public_key: Ed25519PublicKey) -> None:
+def _check_resumable(store: Store, where: str, last: Entry, public_key: seals.Keys) -> None:
     record = last.record
     told = f"the last record of the witness {where} ({last.place})"
     if isinstance(record, NotACheckpoint):

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from eventsourcing.persistence import StoredEvent
 
 from domain.ids import new_id
@@ -39,7 +39,7 @@ from infra.store import chain as event_chain
 from infra.store import seal as seals
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.schema import POSTGRES_EVENTS_TABLE, check_identifier, log_table
-from infra.store.seal import Seal, Sealer
+from infra.store.seal import Seal, Sealer, parse_public_key, public_key_text
 from infra.store.store import Store
 from projections.base import Cursor, Database
 
@@ -83,6 +83,14 @@ def writer(url: str, schema: str) -> Database:
     return PostgresDatabase(conninfo, check_identifier(schema), 1, lock_key=None)
 
 
+def _head_keys(store: Store, sealer: Sealer) -> tuple[Ed25519PublicKey, ...]:
+    """The key, and right after a rotation to it the key it was handed over from
+    (infra/store/key_chain.py): the service's last seals may still be that one's."""
+    own = public_key_text(sealer.public_key)
+    handed = [start for start, to in store.app.seal_key_rotations() if to == own]
+    return (sealer.public_key, *(parse_public_key(start) for start in handed[-1:]))
+
+
 def acknowledge(
     store: Store, database: Database, key: Ed25519PrivateKey, reason: str
 ) -> Acknowledged:
@@ -90,9 +98,10 @@ def acknowledge(
     (a connection to the same store); nothing is written when the log is sound."""
     sealer = Sealer(key)
     reason = check_reason(reason)
+    keys = _head_keys(store, sealer)
     with database.write() as cursor:  # SQLite: BEGIN IMMEDIATE, its write lock
         _lock(cursor, database)
-        tail = read_tail(cursor, database.dialect, sealer.public_key)
+        tail = read_tail(cursor, database.dialect, keys)
         if tail.sound:
             return Acknowledged(tail)
         details = _details(tail, reason, _operator(cursor, database))

@@ -10,6 +10,7 @@ its seals with it: only a checkpoint written elsewhere shows that (`--witness`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,10 +51,51 @@ def seal_head(store: Store) -> int:
     return int(row[0]) if row and row[0] is not None else 0
 
 
+ROTATED_TOPIC = "casino:SealKeys.Rotated"  # domain/seal_keys.py
+
+
+class KeyFollower:
+    """The keys a seal may be signed by, as the log goes (rules.md 5, "Keys"): the
+    pinned key; once a seal it signed holds a rotation from it to the next key, that
+    key or the next; from the next key's first seal on, the next only."""
+
+    def __init__(self, pinned: Ed25519PublicKey) -> None:
+        self.current = pinned
+        self.next: Ed25519PublicKey | None = None
+        self.seen: list[Ed25519PublicKey] = [pinned]
+
+    def signs(self, seal: Seal) -> bool:
+        if seals.signed(self.current, seal):
+            return True
+        if self.next is not None and seals.signed(self.next, seal):
+            self.current, self.next = self.next, None  # the next key has taken over
+            return True
+        return False
+
+    def rotate(self, state: bytes) -> str | None:
+        """A rotation event in a seal the current key signed; a problem, or None."""
+        try:
+            found = json.loads(state)
+            start = seals.parse_public_key(str(found["from_public_key"]))
+            to = seals.parse_public_key(str(found["to_public_key"]))
+        except (ValueError, KeyError, TypeError, seals.SealKeyError):
+            return "a seal key rotation that cannot be read"
+        if seals.public_key_text(start) != seals.public_key_text(self.current):
+            return "a seal key rotation not from the key that signs: not followed"
+        self.next = to
+        self.seen.append(to)
+        return None
+
+    @property
+    def all(self) -> tuple[Ed25519PublicKey, ...]:
+        return tuple(self.seen)
+
+
 class SealCheck:
     """The seals, one save at a time, beside the events in log order. An event in the
     range an acknowledgment sealed is that seal's, whatever seal rows were found there
-    (infra/audit/acknowledged.py)."""
+    (infra/audit/acknowledged.py). With a pinned key, each seal must be signed by the
+    key the chain of rotations has come to (`KeyFollower`)."""
 
     def __init__(
         self,
@@ -64,7 +106,8 @@ class SealCheck:
         self.problems = Problems("the seals")
         self.acks = acks if acks else None  # asked of every event: None costs least
         self.notes: list[str] = []
-        self.public_key = public_key
+        self.keys = KeyFollower(public_key) if public_key is not None else None
+        self.rotations: list[tuple[int, bytes]] = []  # in the seal being read
         self.found = found
         self.current: Seal | None = next(found, None)
         self.previous: Seal | None = None
@@ -86,6 +129,8 @@ class SealCheck:
             self._unsealed(position, notification)
             return
         self._flush_unsealed()
+        if notification.topic == ROTATED_TOPIC:
+            self.rotations.append((position, bytes(notification.state)))
         self.positions.append(position)
         self.lines.append(
             seals.event_line(
@@ -133,12 +178,22 @@ class SealCheck:
             for problem in self._seal_problems(seal):
                 inside.note(problem)
         else:
-            for problem in self._seal_problems(seal):
+            problems = self._seal_problems(seal)
+            for problem in problems:
                 self.problems.add(problem)
             self._check_events(seal)
+            if not problems:
+                self._follow_rotations(seal)
         self.count += 1
         self.previous, self.current = seal, next(self.found, None)
-        self.lines, self.positions = [], []
+        self.lines, self.positions, self.rotations = [], [], []
+
+    def _follow_rotations(self, seal: Seal) -> None:
+        """A rotation in a seal signed as it should be hands the log to the next key."""
+        for position, state in self.rotations if self.keys is not None else ():
+            problem = self.keys.rotate(state)  # type: ignore[union-attr]
+            if problem is not None:
+                self.problems.add(f"event at position {position}: {problem}")
 
     def _seal_problems(self, seal: Seal) -> list[str]:
         where = f"the seal of positions {seal.first_position}..{seal.last_position}"
@@ -152,10 +207,11 @@ class SealCheck:
         digest = seals.digest_of(seal)
         if digest != seal.digest:
             problems.append(f"{where} does not hash to its digest: it was altered")
-        elif self.public_key is not None and not seals.signs(
-            self.public_key, seal.signature, digest.encode()
-        ):
-            problems.append(f"{where} is not signed by the service's key: it was forged")
+        elif self.keys is not None and not self.keys.signs(seal):
+            problems.append(
+                f"{where} is not signed by the service's key (the pinned key, or a key it "
+                "handed over to): it was forged"
+            )
         return problems
 
     def _check_events(self, seal: Seal) -> None:

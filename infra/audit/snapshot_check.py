@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from uuid import UUID
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from eventsourcing.application import Repository
 from eventsourcing.persistence import StoredEvent
 
@@ -29,7 +28,7 @@ from infra.store.store import Store
 BATCH = 1000
 
 
-def snapshot_problems(store: Store, public_key: Ed25519PublicKey | None) -> tuple[int, list[str]]:
+def snapshot_problems(store: Store, public_key: seals.Keys | None) -> tuple[int, list[str]]:
     """Check each aggregate's latest snapshot; return how many, and what is wrong."""
     problems = Problems("the snapshots")
     replay = Repository(event_store=store.app.events)  # no snapshots: events only
@@ -72,7 +71,7 @@ def _latest_snapshots(store: Store) -> Iterator[StoredEvent]:
 
 
 def _snapshot_problem(
-    store: Store, replay: Repository[Any], stored: StoredEvent, public_key: Ed25519PublicKey | None
+    store: Store, replay: Repository[Any], stored: StoredEvent, public_key: seals.Keys | None
 ) -> str:
     state, signature = seals.split_snapshot(stored)
     plain = StoredEvent(stored.originator_id, stored.originator_version, stored.topic, state)

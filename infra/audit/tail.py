@@ -19,8 +19,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 from infra.store import chain as event_chain
 from infra.store import seal as seals
 from infra.store.schema import log_table
@@ -100,7 +98,7 @@ class Tail:
         return self.trusted.last_position + 1 if self.trusted is not None else 1
 
 
-def read_tail(cursor: Cursor, dialect: str, public_key: Ed25519PublicKey) -> Tail:
+def read_tail(cursor: Cursor, dialect: str, public_key: seals.Keys) -> Tail:
     events, column = log_table(dialect)
     top = _number(cursor, f"SELECT COALESCE(MAX({column}), 0) FROM {events}")
     chain_reach = _number(cursor, f"SELECT COALESCE(MAX(position), 0) FROM {event_chain.TABLE}")
@@ -108,7 +106,7 @@ def read_tail(cursor: Cursor, dialect: str, public_key: Ed25519PublicKey) -> Tai
     if head is not None and trusted is None:
         raise NoSealOfTheKey(
             f"none of the store's {forged_count} seals is signed by this key (its public key: "
-            f"{seals.public_key_text(public_key)}): not the service's"
+            f"{_named_keys(public_key)}): not the service's"
         )
     trusted_last = trusted.last_position if trusted is not None else 0
     cursor.execute(
@@ -136,7 +134,7 @@ def _span(row: Any) -> Span | None:
 
 
 def _seals_from_the_head(
-    cursor: Cursor, public_key: Ed25519PublicKey
+    cursor: Cursor, public_key: seals.Keys
 ) -> tuple[Seal | None, Seal | None, list[Seal], int]:
     """The head seal, the last one the key signed, the forged ones after it (the
     first few, in position order) and how many those are."""
@@ -239,3 +237,8 @@ def _line(row: Sequence[Any]) -> bytes:
         return seals.event_line(int(row[0]), row[1], int(row[2]), str(row[3]), bytes(row[4]))
     except (TypeError, ValueError, OverflowError) as error:
         raise UnreadableEvent(f"the event at position {row[0]} cannot be read: {error}") from None
+
+
+def _named_keys(keys: seals.Keys) -> str:
+    listed = keys if isinstance(keys, tuple) else (keys,)
+    return ", ".join(seals.public_key_text(key) for key in listed)

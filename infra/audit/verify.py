@@ -74,6 +74,7 @@ from infra.audit.snapshot_check import snapshot_problems
 from infra.checkpoints.check import check_witness
 from infra.checkpoints.witnesses import Witness, open_witness
 from infra.store import chain as event_chain
+from infra.store import seal as seals
 from infra.store.schema import log_table
 from infra.store.store import Store
 
@@ -117,7 +118,7 @@ def verify(
     aside runs in a process of its own (infra/audit/aside_process.py)."""
     if isinstance(witness, Path):
         witness = open_witness(witness)
-    checked = _WitnessToCheck(witness, witness_key or public_key) if witness else None
+    checked = _WitnessToCheck(witness, witness_key) if witness else None
     with fewer_collections():
         return _verify(store, round_id, progress, anchors or {}, public_key, checked, processes)
 
@@ -215,7 +216,9 @@ def _verify(
             return report
         # These first: meanwhile a rebuild in another process compares (its answer
         # is listed first all the same).
-        outside = _outside_problems(store, report, public_key, witness)
+        # Signed by a key of the chain the seals followed from the pinned key.
+        keys = sealing.keys.all if sealing.keys is not None else None
+        outside = _outside_problems(store, report, keys, witness)
         wallets = books.wallet_problems(store, up_to)
         receipts = check_receipts(store.database, up_to, _retention(store))
         read_models = _read_model_problems(rebuilt)  # the other process's rounds come with it
@@ -285,13 +288,14 @@ def _uuid_text(stored_id: Any) -> str:
 def _outside_problems(
     store: Store,
     report: AuditReport,
-    public_key: Ed25519PublicKey | None,
+    keys: seals.Keys | None,
     witness: _WitnessToCheck | None,
 ) -> list[str]:
-    """What else could move money or lie about it: snapshots, and the witness's view."""
-    report.snapshots, problems = snapshot_problems(store, public_key)
+    """What else could move money or lie about it: snapshots, and the witness's view
+    (its checkpoints signed with the witness key given, else by a key of the chain)."""
+    report.snapshots, problems = snapshot_problems(store, keys)
     if witness is not None:
-        found = check_witness(store, witness.witness, witness.key)
+        found = check_witness(store, witness.witness, witness.key or keys)
         report.witness_checkpoints = found.checkpoints + found.legacy
         report.notes += found.notes
         problems += found.problems

@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 from infra.audit.chain_check import Problems
 from infra.checkpoints import format as checkpoints
 from infra.checkpoints.format import GENESIS, Checkpoint, Legacy, NotACheckpoint
@@ -50,7 +48,7 @@ class WitnessReport:
     notes: list[str] = field(default_factory=list)
 
 
-def check_witness(store: Store, witness: Witness, key: Ed25519PublicKey | None) -> WitnessReport:
+def check_witness(store: Store, witness: Witness, key: seals.Keys | None) -> WitnessReport:
     """Every checkpoint of `witness`, in order, chained, signed with `key` (unless
     None), and still a seal of the store."""
     chain, held = ChainCheck(key), HeldCheck(store)
@@ -84,7 +82,7 @@ def _read(witness: Witness, chain: ChainCheck, held: HeldCheck) -> bool:
     return True
 
 
-def _notes(where: str, chain: ChainCheck, key: Ed25519PublicKey | None) -> list[str]:
+def _notes(where: str, chain: ChainCheck, key: seals.Keys | None) -> list[str]:
     notes = []
     if chain.head is not None:
         notes.append(f"the witness {where}: checkpoints 1..{chain.head.counter} read")
@@ -107,7 +105,7 @@ def _sealed(store: Store) -> bool:
 class ChainCheck:
     """The checkpoints in the witness's order: counted, chained, signed."""
 
-    def __init__(self, key: Ed25519PublicKey | None) -> None:
+    def __init__(self, key: seals.Keys | None) -> None:
         self.key = key
         self.problems = Problems("the witness")
         self.head: Checkpoint | None = None  # the highest counter so far

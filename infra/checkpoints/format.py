@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from infra.store import seal as seals
 
@@ -132,8 +132,9 @@ def hashes(checkpoint: Checkpoint) -> bool:
     return found == checkpoint.digest
 
 
-def signed(key: Ed25519PublicKey, checkpoint: Checkpoint | Legacy) -> bool:
-    """Whether `key` signed it (a legacy line: the seal it copies)."""
+def signed(key: seals.Keys, checkpoint: Checkpoint | Legacy) -> bool:
+    """Whether `key` (or one of the keys of a chain) signed it (a legacy line: the
+    seal it copies)."""
     if isinstance(checkpoint, Legacy):
         return seals.signs(key, checkpoint.signature, checkpoint.seal.encode())
     return hashes(checkpoint) and seals.signs(key, checkpoint.signature, checkpoint.digest.encode())

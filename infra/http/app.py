@@ -42,7 +42,7 @@ from infra.metrics import Metrics
 from infra.significant import StartRecord, Throttle
 from infra.store.faults import FAULT_CLASSES, NOT_KNOWN, STORE, is_store_fault
 from infra.store.reach import first_line
-from infra.store.seal import LogTampered
+from infra.store.seal import LogTampered, SealKeyRetired
 from infra.store.store import Store
 from infra.witness import WitnessWorker
 from infra.workers import (
@@ -196,6 +196,12 @@ def _add_error_handlers(api: FastAPI) -> None:
                 405, "method_not_allowed", f"{request.method} is not allowed here"
             )
         return problem_response(error.status_code, "invalid_request", str(error.detail))
+
+    @api.exception_handler(SealKeyRetired)
+    async def retired(_: Request, error: SealKeyRetired) -> JSONResponse:
+        # A rotation to finish on this server: a configuration fault, not tampering.
+        faults.failed("seal_key_retired", error)
+        return problem_response(503, "seal_key_retired", str(error))
 
     @api.exception_handler(LogTampered)
     async def tampered(_: Request, error: LogTampered) -> JSONResponse:

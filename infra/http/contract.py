@@ -155,7 +155,8 @@ def traits_of(route: Any, method: str) -> Traits:
     if traits.command:
         refusals[400] |= {"idempotency_key_missing", "invalid_idempotency_key"}
         refusals[422] |= {"idempotency_key_reused", "idempotency_key_expired"}
-        refusals[503] |= {"concurrent_update", "receipt_unsealed", "log_tampered"}
+        refusals[503] |= {"concurrent_update", "receipt_unsealed", "log_tampered",
+                          "seal_key_retired"}  # fmt: skip
     if traits.reads_projections:
         refusals[503] |= {"projection_behind", "projection_failed", "read_model_unavailable"}
     for name in _validated_names(route):

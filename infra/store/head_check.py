@@ -49,8 +49,8 @@ def head_problem(store: Store) -> str | None:
         )
     try:
         trusted_head(sealer, seal_row)
-    except seals.LogTampered as tampered:
-        return str(tampered)
+    except (seals.LogTampered, seals.SealKeyRetired) as refused:
+        return str(refused)
     if seal_last < top:
         return f"the events after position {seal_last} are in no seal"
     return None

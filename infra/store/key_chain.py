@@ -16,11 +16,15 @@ import base64
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from domain.seal_keys import seal_keys_uuid
 from infra.store import seal as seals
 from infra.store.seal import Seal, parse_public_key, public_key_text
+from infra.store.sealed_reads import BEFORE_SEALING, SealedReads
+from projections.base import Database
 
 
 def fingerprint(key: Ed25519PublicKey) -> str:
@@ -42,10 +46,14 @@ class KeyChain:
         keys = [self.own]
         if self.rotations and self.rotations[-1][1] == own:
             keys.append(parse_public_key(self.rotations[-1][0]))
-        # A server still on the key the log was handed over from: the next key's
-        # seals are the service's too (several servers restart one after another).
-        keys += [parse_public_key(to) for start, to in self.rotations if start == own]
         return tuple(keys)
+
+    @property
+    def successors(self) -> tuple[Ed25519PublicKey, ...]:
+        """The keys a rotation handed the log over to from the service's own: once one
+        of them has sealed, the service's key is retired."""
+        own = public_key_text(self.own)
+        return tuple(parse_public_key(to) for start, to in self.rotations if start == own)
 
     @property
     def all_keys(self) -> tuple[Ed25519PublicKey, ...]:
@@ -75,3 +83,62 @@ def outside_message(key: Ed25519PublicKey, rotations: Sequence[tuple[str, str]])
         "handed the log over to it. Configure the key that seals this log (or rotate to "
         "this one with `casino keys rotate` run with the current key)"
     )
+
+
+class SealKeyOutsideChain(Exception):
+    """The configured seal key is outside the chain of the log's seals: the message
+    names its fingerprint (a configuration fault, not tampering)."""
+
+
+def load_chain(app: Any, reads: SealedReads, database: Database) -> KeyChain:
+    """The chain as the log holds it, for the service's key (`reads.sealer`): each
+    rotation counts only when its event is in a seal signed by the key it hands the
+    log over from, which covers exactly the events standing there; the first that
+    is not ends the chain (an insider cannot hand the log to a key of theirs).
+    Raises SealKeyOutsideChain when the service's key belongs to none of it."""
+    sealer = reads.sealer
+    kept: list[tuple[str, str]] = []
+    for version, (start, to) in enumerate(app.seal_key_rotations(), start=2):
+        seal = reads.seal_covering(seal_keys_uuid(), version)
+        if seal is None or seal is BEFORE_SEALING:
+            break
+        if not (seals.signed(parse_public_key(start), seal) and reads.covers(seal)):
+            break
+        kept.append((start, to))
+    chain = KeyChain(sealer.public_key, tuple(kept))
+    if not chain.in_chain(_first_seal(database)):
+        raise SealKeyOutsideChain(outside_message(sealer.public_key, kept))
+    return chain
+
+
+def _first_seal(database: Database) -> Seal | None:
+    with database.read() as cursor:
+        cursor.execute(f"SELECT {seals.COLUMNS} FROM {seals.TABLE} ORDER BY last_position LIMIT 1")
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    try:
+        return seals.seal_of(row)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def wire(app: Any, reads: SealedReads, database: Database) -> None:
+    """Give the sealer the chain's keys now (SealKeyOutsideChain if its own key is
+    outside it), and a way to read them again after a rotation."""
+    sealer = reads.sealer
+    _give(sealer, load_chain(app, reads, database))
+
+    def refresh() -> None:
+        try:
+            found = load_chain(app, reads, database)
+        except SealKeyOutsideChain:
+            return  # a rotation to us gone from the log: the head it sealed is refused
+        _give(sealer, found)
+
+    sealer.refresh = refresh
+
+
+def _give(sealer: Any, chain: KeyChain) -> None:
+    sealer.head_keys, sealer.chain_keys = chain.head_keys, chain.all_keys
+    sealer.successors = chain.successors

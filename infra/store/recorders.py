@@ -71,7 +71,15 @@ def trusted_head(sealer: Sealer, row: Sequence[Any] | None) -> tuple[str, int]:
         seal = seals.seal_of(row)
     except (TypeError, ValueError, OverflowError):
         seal = None
-    if seal is None or not seals.signed(sealer.public_key, seal):
+    if seal is not None and not seals.signed(sealer.head_keys, seal) and sealer.refresh:
+        sealer.refresh()  # a rotation recorded by another process since we last read
+    if seal is not None and sealer.successors and seals.signed(sealer.successors, seal):
+        raise seals.SealKeyRetired(
+            f"this server's seal key was handed over to the next by a rotation, which has "
+            f"sealed the log since (position {seal.last_position}): restart this server "
+            "with the next key (CASINO_SEAL_KEY); nothing was saved"
+        )
+    if seal is None or not seals.signed(sealer.head_keys, seal):
         raise seals.LogTampered(
             f"the last seal, ending at position {row[0]}, is not signed by the service's "
             "key: it was inserted behind the service's back (run `casino audit verify`); "

@@ -41,7 +41,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -75,6 +75,12 @@ class LogTampered(PersistenceError):
 UNSEALED_SAVE_REFUSED = (
     "an unsealed save on a sealed log: refused (every writer of a sealed log seals)"
 )
+
+
+class SealKeyRetired(PersistenceError):
+    """This server's seal key was handed over to the next by a rotation, and the next
+    has sealed since: it must not sign any more (restart it with the next key). A
+    configuration to finish, not tampering (infra/store/key_chain.py)."""
 
 
 class UnsealedWrite(AssertionError):
@@ -183,18 +189,29 @@ def acknowledges(seal: Seal) -> bool:
     return seal.digest == acknowledgment_digest(*fields, seal.previous)
 
 
-def signed(public_key: Ed25519PublicKey, seal: Seal) -> bool:
-    """Whether `seal` hashes to its digest and the digest is signed by `public_key`."""
+# One public key, or several: those of a chain of keys (infra/store/key_chain.py),
+# any of which may have signed.
+Keys = Ed25519PublicKey | tuple[Ed25519PublicKey, ...]
+
+
+def signed(keys: Keys, seal: Seal) -> bool:
+    """Whether `seal` hashes to its digest and the digest is signed by one of `keys`."""
     digest = digest_of(seal)
-    return digest == seal.digest and signs(public_key, seal.signature, digest.encode())
+    return digest == seal.digest and signs(keys, seal.signature, digest.encode())
 
 
-def signs(public_key: Ed25519PublicKey, signature_hex: str, message: bytes) -> bool:
+def signs(keys: Keys, signature_hex: str, message: bytes) -> bool:
     try:
-        public_key.verify(bytes.fromhex(signature_hex), message)
-    except (InvalidSignature, ValueError):
+        signature = bytes.fromhex(signature_hex)
+    except ValueError:
         return False
-    return True
+    for key in keys if isinstance(keys, tuple) else (keys,):
+        try:
+            key.verify(signature, message)
+        except (InvalidSignature, ValueError):
+            continue
+        return True
+    return False
 
 
 def snapshot_message(originator_id: Any, version: int, topic: str, state: bytes) -> bytes:
@@ -212,7 +229,7 @@ def split_snapshot(stored: StoredEvent) -> tuple[bytes, bytes | None]:
     return state[:cut], state[cut + len(SNAPSHOT_MARK) :]
 
 
-def snapshot_signed(public_key: Ed25519PublicKey, stored: StoredEvent) -> StoredEvent | None:
+def snapshot_signed(public_key: Keys, stored: StoredEvent) -> StoredEvent | None:
     """The snapshot as the mapper reads it, or None when its signature fails."""
     state, signature = split_snapshot(stored)
     if signature is None:
@@ -229,6 +246,16 @@ class Sealer:
     def __init__(self, private_key: Ed25519PrivateKey) -> None:
         self.private_key = private_key
         self.public_key = private_key.public_key()
+        # The keys whose seal the service saves on, and those whose seals it trusts
+        # anywhere in the log: its own, and after a rotation the chain's (set by the
+        # store from the log: infra/store/key_chain.py). `refresh` reads the chain
+        # again (a rotation recorded by another process).
+        self.head_keys: tuple[Ed25519PublicKey, ...] = (self.public_key,)
+        self.chain_keys: tuple[Ed25519PublicKey, ...] = (self.public_key,)
+        # The keys a rotation handed the log over to from this one: a head they
+        # signed means this key is retired.
+        self.successors: tuple[Ed25519PublicKey, ...] = ()
+        self.refresh: Callable[[], None] | None = None
 
     def seal(
         self,

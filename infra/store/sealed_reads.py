@@ -23,16 +23,19 @@ from infra.store import receipts as receipt_rows
 from infra.store import seal as seals
 from infra.store.database import PostgresDatabase
 from infra.store.schema import POSTGRES_EVENTS_TABLE, SQLITE_EVENTS_TABLE
+from infra.store.seal import Sealer
 from projections.base import Cursor, Database
 
 SEAL_EVENTS_MAX = 100_000  # No save is this large; a larger span is no seal of ours.
+# What `seal_covering` answers for an event saved before the store sealed anything.
+BEFORE_SEALING = seals.Seal(0, 0, 0, "", "", "before sealing", "")
 
 
 class SealedReads:
-    def __init__(self, database: Database, recorder: Any, public_key: Ed25519PublicKey) -> None:
+    def __init__(self, database: Database, recorder: Any, sealer: Sealer) -> None:
         self.database = database
         self.recorder = recorder
-        self.public_key = public_key
+        self.sealer = sealer
         self._stored_id: Callable[[UUID], str]
         if isinstance(database, PostgresDatabase):
             self._position_sql = (
@@ -59,28 +62,43 @@ class SealedReads:
             )
             self._stored_id = lambda originator_id: originator_id.hex  # as SQLite stores it
 
+    @property
+    def keys(self) -> tuple[Ed25519PublicKey, ...]:
+        """Every key of the chain: a seal any of them signed is the service's."""
+        return self.sealer.chain_keys
+
     def __call__(self, originator_id: UUID, version: int) -> bool:
+        found = self.seal_covering(originator_id, version)
+        if found is None or found is BEFORE_SEALING:
+            return found is BEFORE_SEALING
+        return seals.signed(self.keys, found) and self._covers(found)
+
+    def seal_covering(self, originator_id: UUID, version: int) -> seals.Seal | None:
+        """The seal whose span holds the event (not yet checked: not its signature,
+        nor that it covers the events standing there); BEFORE_SEALING for an event
+        saved before the store sealed anything (only the event chain covers it);
+        None when there is no such event or no such seal."""
         with self.database.read() as cursor:
             cursor.execute(self._position_sql, (self._stored_id(originator_id), version))
             found = cursor.fetchone()
             if found is None:
-                return False
+                return None
             position = int(found[0])
             if position < 1:
-                return False  # The log never gives such a position.
+                return None  # The log never gives such a position.
             row, before_sealing = _seal_row(cursor, ">=", position)
         if before_sealing:
-            # Saved before sealing began (a store older than the seals): as before,
-            # only the event chain covers it.
-            return True
+            return BEFORE_SEALING
         if row is None:
-            return False
+            return None
         try:
             seal = seals.seal_of(row)
         except (TypeError, ValueError, OverflowError):
-            return False  # Not even a seal's values (SQLite stores any value anywhere).
-        if not (seal.first_position <= position and seals.signed(self.public_key, seal)):
-            return False
+            return None  # Not even a seal's values (SQLite stores any value anywhere).
+        return seal if seal.first_position <= position else None
+
+    def covers(self, seal: seals.Seal) -> bool:
+        """Whether `seal` covers exactly the events standing in its span now."""
         return self._covers(seal)
 
     def _covers(self, seal: seals.Seal) -> bool:
@@ -148,7 +166,7 @@ class SealedReads:
             return None
         if seal is None or seal.first_position > position:
             return None
-        if not (seals.signed(self.public_key, seal) and self._covers(seal)):
+        if not (seals.signed(self.keys, seal) and self._covers(seal)):
             return None
         return (seal.first_position, seal.last_position)
 
@@ -177,7 +195,7 @@ class SealedReads:
             digest = receipt_rows.receipts_digest_of(rows)
         except (TypeError, ValueError, OverflowError):
             return False  # Not even a seal's or a receipt's values.
-        return seal.receipts_digest == digest and seals.signed(self.public_key, seal)
+        return seal.receipts_digest == digest and seals.signed(self.keys, seal)
 
 
 def _seal_row(cursor: Cursor, compare: str, position: int) -> tuple[Sequence[Any] | None, bool]:

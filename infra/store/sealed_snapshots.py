@@ -36,7 +36,7 @@ class SealedSnapshots:
             return []
         found = []
         for stored in self.recorder.select_events(originator_id, **kwargs):
-            snapshot = seals.snapshot_signed(self.sealer.public_key, stored)
+            snapshot = seals.snapshot_signed(self.sealer.chain_keys, stored)
             if snapshot is None:
                 log.warning(
                     "snapshot_ignored",

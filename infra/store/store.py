@@ -20,7 +20,7 @@ from domain.group_commit import GroupCommitSettings
 from domain.settings import GameSettings
 from domain.unit import SecretBox
 from infra.secrets import KEY_BYTES, AesGcmBox
-from infra.store import faults, no_wait
+from infra.store import faults, key_chain, no_wait
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.factory import APPLICATION_NAME, SESSION_OPTIONS
 from infra.store.faults import StoreTimeouts
@@ -114,6 +114,14 @@ def open_store(
     )
     app = CasinoApplication(env=env, games=games, box=box or AesGcmBox(PROCESS_SECRET_KEY))
     _seal(app, seal_key, database)
+    if app.sealed is not None and not opened_elsewhere:
+        # The chain of seal keys from the log; a key outside it stops the start here.
+        try:
+            key_chain.wire(app, app.sealed, database)  # type: ignore[arg-type]
+        except key_chain.SealKeyOutsideChain:
+            app.close()
+            database.close()
+            raise
     app.recorder.read_only = opened_elsewhere  # type: ignore[attr-defined]
     # Commands stepped on the event loop must not wait on the store (infra/http/driver.py).
     no_wait.guard(app.recorder.datastore)  # type: ignore[attr-defined]
@@ -138,7 +146,7 @@ def _seal(app: CasinoApplication, key: Ed25519PrivateKey | None, database: Datab
     assert isinstance(recorder, ChainingSQLiteRecorder | SingleTripRecorder)
     recorder.sealer = sealer
     # A receipt no seal covers is never answered from (infra/store/sealed_reads.py).
-    reads = SealedReads(database, recorder, sealer.public_key) if sealer else None
+    reads = SealedReads(database, recorder, sealer) if sealer else None
     app.sealed = reads
     recorder.receipts_sealed = reads.receipts_sealed if reads else None
     assert app.snapshots is not None

@@ -143,8 +143,8 @@ def test_a_forged_seal_over_a_tail_insert_is_named_by_the_public_key(
     assert not named(verify(store, None, lambda _: None).problems, "seal")
     assert named(
         problems_of(store),
-        f"the seal of positions {forged}..{forged} is not signed by the service's key: "
-        "it was forged",
+        f"the seal of positions {forged}..{forged} is not signed by the service's key "
+        "(the pinned key, or a key it handed over to): it was forged",
     )
 
 

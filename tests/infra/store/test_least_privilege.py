@@ -140,6 +140,7 @@ def production(url: str, schema: str, owner_url: str = POSTGRES_URL) -> Any:
         api_keys="service=s-key,operator=o-key,auditor=a-key",
         seal_key=private_key_text(SEAL_KEY),
         secret_key="0" * 64,
+        witness="nats://casino:secret@127.0.0.1:1/CASINO",  # production's kind (not dialled)
     )
 
 
