@@ -25,6 +25,7 @@ from domain.settings import (
     TableSettings,
     TableType,
 )
+from infra.feed.target import parse_feed
 from infra.secrets import (
     DEV_KEY_FILE,
     KEY_BYTES,
@@ -107,6 +108,8 @@ class Settings(BaseSettings):
     witness: str = "var/witness.jsonl"
     witness_seconds: float = Field(default=10.0, ge=0.1, le=3_600)
     witness_events: int = Field(default=1_000, ge=1, le=1_000_000)
+    # The event feed (docs/feed.md): nats://user:password@host:port/STREAM, or empty: off.
+    feed: str = Field(default="", repr=False)
     # PostgreSQL: the role that owns and migrates the schema; the service's own role
     # (CASINO_DATABASE_URL) is then granted only insert and read on the log.
     database_owner_url: str = ""
@@ -220,6 +223,13 @@ class Settings(BaseSettings):
     def _seal_key(cls, text: str) -> str:
         if text.strip():
             parse_private_key(text)
+        return text
+
+    @field_validator("feed")
+    @classmethod
+    def _feed(cls, text: str) -> str:
+        if text.strip():
+            parse_feed(text)
         return text
 
     @field_validator("database_owner_url")
