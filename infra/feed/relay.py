@@ -89,7 +89,9 @@ class FeedRelay(PeriodicWorker):
             self.problem = str(error) if isinstance(error, FeedUnavailable) else first_line(error)
             raise  # to PeriodicWorker: logged once, a minute apart, and at its end
         if self._failures_in_row or self.passed_at is None:
-            log.info("feed_relaying", to=self.target.shown, after=self.position, sealed=self.sealed)
+            log.info(
+                "feed_relaying", to=self.target.shown, position=self.position, sealed=self.sealed
+            )
         self._failures_in_row, self.problem = 0, None
         self.passed_at = time.monotonic()
 
