@@ -26,6 +26,7 @@ from domain.settings import (
     TableType,
 )
 from infra.checkpoints.witnesses import check_witness_setting, is_nats
+from infra.feed.target import parse_feed
 from infra.secrets import (
     DEV_KEY_FILE,
     KEY_BYTES,
@@ -112,6 +113,8 @@ class Settings(BaseSettings):
     witness_public_key: str = ""
     witness_seconds: float = Field(default=10.0, ge=0.1, le=3_600)
     witness_events: int = Field(default=1_000, ge=1, le=1_000_000)
+    # The event feed (docs/feed.md): nats://user:password@host:port/STREAM, or empty: off.
+    feed: str = Field(default="", repr=False)
     # PostgreSQL: the role that owns and migrates the schema; the service's own role
     # (CASINO_DATABASE_URL) is then granted only insert and read on the log.
     database_owner_url: str = ""
@@ -238,6 +241,13 @@ class Settings(BaseSettings):
     def _witness_public_key(cls, text: str) -> str:
         if text.strip():
             parse_public_key(text)
+        return text
+
+    @field_validator("feed")
+    @classmethod
+    def _feed(cls, text: str) -> str:
+        if text.strip():
+            parse_feed(text)
         return text
 
     @field_validator("database_owner_url")

@@ -16,6 +16,7 @@ from domain.errors import DomainError
 from infra.checkpoints.witnesses import open_witness
 from infra.config import Settings
 from infra.fault_log import faults
+from infra.feed.relay import FeedCollector, feed_relays
 from infra.http.auth import key_digests
 from infra.http.contract import document
 from infra.http.docs import add_docs
@@ -125,6 +126,7 @@ def create_app(
     api.state.settings = settings
     api.state.metrics = metrics
     api.state.workers = workers  # what readiness looks at
+    metrics.registry.register(FeedCollector(workers))  # the feed's relay among them
     api.state.start = start  # and whether the start-up event is saved
     api.state.api_keys = settings.keys()
     api.state.key_digests = key_digests(settings.keys())
@@ -168,6 +170,7 @@ def _workers(store: Store, settings: Settings, throttle: Throttle) -> list[Perio
         ThrottleWorker(throttle),
         ReceiptPruner(store),
         witness_worker(store, settings),
+        *feed_relays(store, settings.feed),
     ]
 
 

@@ -11,8 +11,10 @@ READY_LAG_EVENTS_MAX of the log's head (with the projector inside, this process'
 worker is alive; with `CASINO_PROJECTOR=separate`, the projector in its own
 process has written its heartbeat row (`projector_heartbeat`) within
 HEARTBEAT_STALE_SECONDS: a heartbeat rather than watching the position advance,
-since an idle log does not advance either), and the server's own workers (the
-witness among them) are alive and have passed lately.
+since an idle log does not advance either), the server's own workers (the
+witness among them) are alive and have passed lately, and, with CASINO_FEED set,
+the feed's relay (`feed`) reaches its stream and keeps up with the last seal
+(infra/feed/relay.py: FeedRelay.health).
 
 Readiness and health read in threads of their own, given CHECK_SECONDS: a hung
 database makes them answer 503, not hang. Liveness reads nothing.
@@ -31,6 +33,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from infra.fault_log import faults
+from infra.feed.relay import FeedRelay
 from infra.http.answers import Health, Liveness, Readiness
 from infra.http.contract import answers
 from infra.http.problems import problem_response
@@ -158,7 +161,9 @@ def readiness(
         checks.append(Check("projector", False, f"stopped: {failed.detail}"))
     else:
         checks.append(_projector(store, workers, head - position, beat))
-    checks.append(_workers([w for w in workers if w.name != "projector"]))
+    relays = [w for w in workers if isinstance(w, FeedRelay)]  # the feed: a check of its own
+    checks.extend(Check(FeedRelay.name, *relay.health()) for relay in relays)
+    checks.append(_workers([w for w in workers if w.name not in ("projector", FeedRelay.name)]))
     return checks
 
 
