@@ -25,8 +25,9 @@ from domain.settings import (
     TableSettings,
     TableType,
 )
-from infra.checkpoints.witnesses import check_witness_setting, is_nats
+from infra.checkpoints.witnesses import check_witness_setting
 from infra.feed.target import parse_feed
+from infra.nats_target import is_nats
 from infra.secrets import (
     DEV_KEY_FILE,
     KEY_BYTES,

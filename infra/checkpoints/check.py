@@ -29,9 +29,9 @@ from infra.checkpoints.witnesses import (
     Witness,
     WitnessFailure,
     WitnessGone,
-    is_nats,
     open_witness,
 )
+from infra.nats_target import is_nats
 from infra.store import seal as seals
 from infra.store.store import Store
 

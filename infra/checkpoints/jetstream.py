@@ -43,12 +43,12 @@ from nats.js.api import RawStreamMsg
 from infra.checkpoints.format import Checkpoint
 from infra.checkpoints.witnesses import (
     Entry,
-    NatsTarget,
     WitnessGone,
     WitnessMoved,
     WitnessUnavailable,
     entry_of,
 )
+from infra.nats_target import NatsTarget
 
 CONNECT_SECONDS = 2.0  # a connection attempt; nats-py makes two at the least
 CONNECT_TRIES = 2

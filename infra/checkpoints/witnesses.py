@@ -13,18 +13,16 @@ the last one again. So two writers never fork the chain.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import unquote, urlsplit
 
+from infra import nats_target
 from infra.checkpoints.format import Checkpoint, Legacy, NotACheckpoint, parse
+from infra.nats_target import NatsTarget, is_nats
 
-NATS_SCHEMES = ("nats", "tls")
 SUBJECT_PREFIX = "casino.witness."
-STREAM_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # JetStream's names: no dots, wildcards, spaces
 WITNESS_EXAMPLE = "a file path, or nats://user:password@host:4222/STREAM"
 
 
@@ -86,47 +84,9 @@ class Witness(Protocol):
     def close(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class NatsTarget:
-    url: str  # the server's, with the credentials, without the stream
-    user: str
-    stream: str
-
-    @property
-    def subject(self) -> str:
-        return SUBJECT_PREFIX + self.stream
-
-    @property
-    def shown(self) -> str:
-        """The URL as messages show it: the password never."""
-        parts = urlsplit(self.url)
-        return f"{parts.scheme}://{self.user}:***@{parts.hostname}:{parts.port}/{self.stream}"
-
-
-def is_nats(text: str) -> bool:
-    return text.split("://", 1)[0] in NATS_SCHEMES and "://" in text
-
-
 def parse_nats(text: str) -> NatsTarget:
-    """A stream named by a URL; ValueError says what is wrong (never the password)."""
-    parts = urlsplit(text)
-    stream = parts.path.strip("/")
-    try:
-        port = parts.port
-    except ValueError:
-        raise ValueError("the port is not a number from 0 to 65535") from None
-    if parts.scheme not in NATS_SCHEMES or not parts.hostname or port is None:
-        raise ValueError(f"not nats://user:password@host:port/STREAM ({WITNESS_EXAMPLE})")
-    if not parts.username or parts.password is None:
-        raise ValueError("the URL names no user and password (nats://user:password@...)")
-    if not STREAM_NAME.fullmatch(stream):
-        raise ValueError("the stream (the URL's path) is not 1-64 letters, digits, - or _")
-    if parts.query or parts.fragment:
-        raise ValueError(
-            "the URL has a query or fragment: only nats://user:password@host:port/STREAM"
-        )
-    server = f"{parts.scheme}://{parts.netloc}"
-    return NatsTarget(server, unquote(parts.username), stream)
+    """The witness's stream a URL names; ValueError says what is wrong."""
+    return nats_target.parse_nats(text, SUBJECT_PREFIX)
 
 
 def check_witness_setting(text: str) -> None:

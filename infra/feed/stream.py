@@ -116,7 +116,7 @@ class FeedStream:
         self._server_said = ""
         try:
             self._connection = await nats.connect(
-                self.target.server,
+                self.target.url,
                 name="casino-feed",
                 connect_timeout=CONNECT_SECONDS,
                 allow_reconnect=False,  # the next pass connects again
