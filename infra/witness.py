@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,11 +98,14 @@ class WitnessWorker(PeriodicWorker):
         self.noted_at: float | None = None
         self.problem: str | None = None  # readiness names it (infra/http/routes/health.py)
         self.failing = FailureLog()
+        # One note at a time: the worker's own, and those a cash-out waits for.
+        self._noting = threading.Lock()
         super().__init__(min(CHECK_SECONDS_MAX, seconds))
 
     def tick(self) -> None:
         try:
-            noted = self.note_if_due(time.monotonic())
+            with self._noting:
+                noted = self.note_if_due(time.monotonic())
         except WitnessFailure as error:
             self._failed(str(error))
             return
@@ -118,12 +122,32 @@ class WitnessWorker(PeriodicWorker):
         if self.failures is not None:  # a significant event, throttled
             self.failures.note("worker_failed", {"worker": self.name, "error": problem[:500]})
 
+    def cover(self, position: int) -> None:
+        """Return once a checkpoint noting a seal at or past `position` has been
+        acknowledged by the witness, noting the latest seal now if none has yet:
+        money that leaves waits for this (rules.md 5). WitnessFailure when the
+        witness cannot acknowledge one. Cash-outs that wait at once share a note: the
+        first notes the latest seal, which covers the others' saves too."""
+        with self._noting:
+            if self.resumed and self.head_position >= position:
+                return
+            try:
+                self.note_if_due(math.inf)
+            except WitnessFailure as error:
+                self._failed(str(error))
+                raise
+            if self.head_position < position:
+                raise WitnessFailure(f"no checkpoint reaches position {position} yet")
+        self.problem = None
+        self.failing.passed()
+
     def note_last(self) -> None:
         """At a stop, once the server saves nothing more: note the latest seal, due
         or not, then let the witness go. Else the last saves wait for the next start
         to be noted, and a tail cut while the server is down would go unseen."""
         try:
-            self.note_if_due(math.inf)
+            with self._noting:
+                self.note_if_due(math.inf)
         except WitnessFailure as error:
             log.error("witness_last_note_failed", problem=str(error)[:500])
         finally:

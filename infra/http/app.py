@@ -97,6 +97,8 @@ def create_app(
             worker.observer, worker.failures = metrics, throttle
             worker.start()
         workers.extend(started)
+        # What a cash-out waits for (infra/http/cash_out.py).
+        api.state.witness = next((w for w in started if isinstance(w, WitnessWorker)), None)
         yield
         for worker in started:
             worker.stop()
@@ -128,6 +130,7 @@ def create_app(
     api.state.workers = workers  # what readiness looks at
     metrics.registry.register(FeedCollector(workers))  # the feed's relay among them
     api.state.start = start  # and whether the start-up event is saved
+    api.state.witness = None  # set once the workers start
     api.state.api_keys = settings.keys()
     api.state.key_digests = key_digests(settings.keys())
     api.state.refusals = throttle

@@ -24,6 +24,7 @@ from domain.rounds import check_history_available
 from infra.http import answers as a
 from infra.http.auth import READ
 from infra.http.bodies import MoneyMovement, NewPlayer, PointsAdjustment, cents_of
+from infra.http.cash_out import witness_before_cash_out, witnessed
 from infra.http.contract import answers
 from infra.http.idempotency import Command, operator_command, service_command
 from infra.http.reading import app_of, min_position, projected
@@ -91,7 +92,14 @@ async def deposit(
 
 @router.post(
     "/{player_id}/withdrawals",
-    **answers(201, a.Movement, UnknownPlayer, InvalidAmount, InsufficientFunds),
+    **answers(
+        201,
+        a.Movement,
+        UnknownPlayer,
+        InvalidAmount,
+        InsufficientFunds,
+        (503, "witness_unavailable"),
+    ),
 )
 async def withdraw(
     player_id: PlayerId,
@@ -99,10 +107,13 @@ async def withdraw(
     request: Request,
     command: Command = Depends(service_command),
 ) -> JSONResponse:
-    """Withdraw money from a wallet; never more than is available."""
+    """Withdraw money from a wallet; never more than is available. Answered once the
+    witness has acknowledged a checkpoint covering it (503 witness_unavailable else)."""
+    witness = witness_before_cash_out(request)
     outcome = await command.run(
         app_of(request).withdraw, movement_view, player_id, body.mode, cents_of(body.amount)
     )
+    await witnessed(witness, outcome)
     return command.respond(outcome, 201)
 
 

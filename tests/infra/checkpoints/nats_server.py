@@ -157,7 +157,9 @@ class NatsServer:
         async def read(connection: Client) -> list[bytes]:
             manager = connection.jetstream()
             state = (await manager.stream_info(stream)).state
-            found = []
+            found: list[bytes] = []
+            if not state.messages:
+                return found  # an empty stream's first sequence is 0, which none has
             for sequence in range(state.first_seq, state.last_seq + 1):
                 message = await manager.get_msg(stream, seq=sequence)
                 found.append(message.data or b"")
