@@ -79,6 +79,11 @@ class FaultLog:
             seconds = round(self._clock() - fault.started, 1)
             log.info("fault_ended", cause=cause, failures=fault.failures, seconds=seconds)
 
+    def forget(self) -> None:
+        """Forget every fault, logging nothing: as a new process starts (tests)."""
+        with self._lock:
+            self._faults.clear()
+
     def failing(self) -> dict[str, float]:
         """The causes failing now, and since when (the clock's seconds)."""
         with self._lock:

@@ -37,13 +37,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from infra.checkpoints import format as checkpoints
 from infra.checkpoints.format import Checkpoint, Legacy, NotACheckpoint
 from infra.checkpoints.witnesses import Entry, Witness, WitnessFailure, open_witness
+from infra.fault_log import faults
 from infra.logs import get_logger
 from infra.store import seal as seals
 from infra.store.store import Store
 from infra.workers import PeriodicWorker
 
 CHECK_SECONDS_MAX = 0.5
-FAILURE_LOG_SECONDS = 60.0
 log = get_logger("casino.witness")
 
 
@@ -97,7 +97,6 @@ class WitnessWorker(PeriodicWorker):
         self.resumed = False  # whether `head` is what the witness holds now
         self.noted_at: float | None = None
         self.problem: str | None = None  # readiness names it (infra/http/routes/health.py)
-        self.failing = FailureLog()
         # One note at a time: the worker's own, and those a cash-out waits for.
         self._noting = threading.Lock()
         super().__init__(min(CHECK_SECONDS_MAX, seconds))
@@ -107,17 +106,20 @@ class WitnessWorker(PeriodicWorker):
             with self._noting:
                 noted = self.note_if_due(time.monotonic())
         except WitnessFailure as error:
-            self._failed(str(error))
+            self._failed(error)
             return
-        self.problem = None
-        self.failing.passed()
+        self._passed()
         if noted is not None:
             self.observer.acted(self.name, "checkpoint_noted")
 
-    def _failed(self, problem: str) -> None:
+    def _passed(self) -> None:
+        self.problem = None
+        faults.succeeded(self.name)
+
+    def _failed(self, error: WitnessFailure) -> None:
         """Not raised: the worker's own log line would come every pass."""
-        self.problem = problem
-        self.failing.failed(problem)
+        problem = self.problem = str(error)
+        faults.failed(self.name, error)  # once, a minute apart, at its end (fault_log.py)
         self.observer.acted(self.name, "note_failed")
         if self.failures is not None:  # a significant event, throttled
             self.failures.note("worker_failed", {"worker": self.name, "error": problem[:500]})
@@ -134,12 +136,11 @@ class WitnessWorker(PeriodicWorker):
             try:
                 self.note_if_due(math.inf)
             except WitnessFailure as error:
-                self._failed(str(error))
+                self._failed(error)
                 raise
             if self.head_position < position:
                 raise WitnessFailure(f"no checkpoint reaches position {position} yet")
-        self.problem = None
-        self.failing.passed()
+        self._passed()
 
     def note_last(self) -> None:
         """At a stop, once the server saves nothing more: note the latest seal, due
@@ -225,34 +226,3 @@ def _check_resumable(store: Store, where: str, last: Entry, public_key: seals.Ke
         "witness is another store's. Nothing is noted on top of it: run `casino audit "
         "verify`"
     )
-
-
-class FailureLog:
-    """A failing witness in the log: once when it starts failing, at most once an
-    interval while it goes on (with how many passes failed), once when it recovers."""
-
-    def __init__(self, interval_seconds: float = FAILURE_LOG_SECONDS) -> None:
-        self.interval_seconds = interval_seconds
-        self.since: float | None = None  # when it started failing
-        self.logged_at = 0.0
-        self.count = 0
-
-    def failed(self, problem: str, now: float | None = None) -> None:
-        now = time.monotonic() if now is None else now
-        self.count += 1
-        if self.since is None:
-            self.since, self.logged_at, self.count = now, now, 1
-            log.error("witness_failing", problem=problem[:500])
-        elif now - self.logged_at >= self.interval_seconds:
-            self.logged_at = now
-            seconds = round(now - self.since)
-            log.error("witness_still_failing", problem=problem[:500], failed_passes=self.count,
-                      failing_seconds=seconds)  # fmt: skip
-
-    def passed(self, now: float | None = None) -> None:
-        if self.since is None:
-            return
-        now = time.monotonic() if now is None else now
-        log.warning("witness_recovered", failed_passes=self.count,
-                    failing_seconds=round(now - self.since))  # fmt: skip
-        self.since, self.count = None, 0

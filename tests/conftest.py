@@ -22,6 +22,7 @@ from fastapi.testclient import TestClient
 
 from domain.settings import GameSettings
 from infra.config import load_settings
+from infra.fault_log import faults
 from infra.http.app import create_app
 from infra.store.seal import private_key_text, public_key_text
 from infra.store.store import Store, open_store
@@ -57,6 +58,14 @@ def _postgres_available() -> bool:
 def own_witness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test's server notes its seals in a witness file of its own, not in ./var/."""
     monkeypatch.setenv("CASINO_WITNESS", str(tmp_path / "witness.jsonl"))
+
+
+@pytest.fixture(autouse=True)
+def no_fault_left_over() -> None:
+    """Each test's faults are logged as a new process would log them: a cause left
+    failing by an earlier test would otherwise make this one's first failure a
+    continuation (infra/fault_log.py keeps one log per process)."""
+    faults.forget()
 
 
 @pytest.fixture(autouse=True)
