@@ -15,7 +15,6 @@ from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from domain.outcome import Outcome, Receipt
 from domain.seam import CommandSeam
-from domain.seam_steps import Steps
 from domain.unit import Unit
 
 T = TypeVar("T")
@@ -39,13 +38,6 @@ class BoundCommand(Generic[S, P, T]):
     def with_receipt(self, receipt: Receipt[T], *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
         """Run once per idempotency key: a repeat gets the first answer, changing nothing."""
         return self._seam.run(
-            lambda unit: self._method(self._seam, unit, *args, **kwargs), receipt, self.name
-        )
-
-    def steps(self, receipt: Receipt[T], *args: P.args, **kwargs: P.kwargs) -> Steps[T]:
-        """The command's attempts, once per key, for a driver other than the seam's own
-        `run` to step through (infra/http/driver.py)."""
-        return self._seam.steps(
             lambda unit: self._method(self._seam, unit, *args, **kwargs), receipt, self.name
         )
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 import datetime
 import random
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any, ClassVar, ParamSpec, TypeVar, cast
 from uuid import UUID
 
@@ -42,7 +43,7 @@ from domain.outcome import CommandObserver, Outcome, Receipt, Unobserved
 from domain.player import Player
 from domain.receipt import ReceiptRecord
 from domain.receipt_answers import ReceiptAnswers
-from domain.seam_steps import Look, Pause, Save, Snapshots, Steps
+from domain.seam_steps import Save
 from domain.unit import MemoryBox, SecretBox, Unit, answering, project
 from domain.wallet import Wallet, check_postings_balance
 
@@ -60,6 +61,15 @@ BACK_OFF_SECONDS_FIRST = 0.001
 BACK_OFF_SECONDS_MAX = 0.1
 RECEIPT_RETENTION_DAYS = 90  # CASINO_RECEIPT_RETENTION_DAYS's default
 RECEIPT_RETENTION_DAYS_MAX = 3650
+
+
+@dataclass
+class Attempt:
+    """What one attempt of a command tells the next: why it runs (the retry's reason,
+    for the metrics) and whether to look the key's receipt up first."""
+
+    look_first: bool
+    reason: str = "stale"
 
 
 def _utc_now() -> datetime.datetime:
@@ -132,55 +142,9 @@ class CommandSeam(ReceiptAnswers):
         receipt: Receipt[T] | None = None,
         name: str = "command",
     ) -> Outcome[T]:
-        """Run a command to its end in this thread."""
-        return self.drive(self.steps(command, receipt, name))
-
-    def drive(
-        self, steps: Steps[T], failed: Exception | None = None, saved: list[int] | None = None
-    ) -> Outcome[T]:
-        """Step through a command's attempts in this thread, waiting on each save: from
-        the start, or from the save they last yielded: its failure (`failed`) or its
-        notification ids (`saved`)."""
+        """Run a command to its end in this thread, its outcome told to the observer."""
         try:
-            step = steps.throw(failed) if failed is not None else steps.send(saved)
-            while True:
-                if isinstance(step, Pause):
-                    self._sleep(step.seconds)
-                    step = steps.send(None)
-                elif isinstance(step, Snapshots):
-                    self.snapshot(step)
-                    step = steps.send(None)
-                elif isinstance(step, Look):
-                    try:
-                        looked = step.read(*step.args)
-                    except Exception as error:
-                        step = steps.throw(error)
-                    else:
-                        step = steps.send(looked)
-                else:
-                    try:
-                        ids = self.submit(step).result()
-                    except Exception as error:
-                        step = steps.throw(error)
-                    else:
-                        step = steps.send(ids)
-        except StopIteration as done:
-            return cast(Outcome[T], done.value)
-
-    def steps(
-        self,
-        command: Callable[[Unit], T],
-        receipt: Receipt[T] | None = None,
-        name: str = "command",
-    ) -> Steps[T]:
-        """The command's attempts, its outcome told to the observer, for a driver to
-        step through (`run` here; infra/http/driver.py on the event loop)."""
-        return self._observed(self._attempts(command, receipt, name), name)
-
-    def _observed(self, steps: Steps[T], name: str) -> Steps[T]:
-        """The command's steps, its outcome told to the observer."""
-        try:
-            outcome = yield from steps
+            outcome = self._attempts(command, receipt, name)
         except ConcurrencyExhausted:
             self.observer.finished(name, "exhausted")
             raise
@@ -195,91 +159,105 @@ class CommandSeam(ReceiptAnswers):
 
     def _attempts(
         self, command: Callable[[Unit], T], receipt: Receipt[T] | None, name: str
-    ) -> Steps[T]:
-        """Each attempt of the command: decide, then yield its save and receive its
-        notification ids (or the store's error); between attempts, yield a pause; after
-        the save that lands, the snapshots it made due. A driver (`drive` here,
-        infra/http/driver.py on the event loop) does the waiting, so the rules stay
-        free of how it waits.
+    ) -> Outcome[T]:
+        """Each attempt of the command: decide on what the cache and the store hold,
+        then save; again on fresh state after a conflict, a lost connection (with a
+        receipt to tell whether the save landed) or a decision taken on a stale read.
 
         A store that keeps receipts in a table of their own (one receipt per key,
         whichever kind: infra/store/receipts.py) is asked for a key's receipt only where
         a repeat would else be saved, refused or run again: after a failed save or a
         refusal, before a save of no event or a decision again. Others are asked first."""
-        reason = "stale"  # why the attempt after this one runs, should there be one
-        look_first = not self._keeps_receipts
-        for attempt in range(ATTEMPTS_MAX):
-            if attempt:
-                self.observer.retried(name, reason)
-            if look_first and (replay := (yield from self._looked_up(receipt))):
+        attempt = Attempt(look_first=not self._keeps_receipts)
+        for number in range(ATTEMPTS_MAX):
+            if number:
+                self.observer.retried(name, attempt.reason)
+            attempt.reason = "stale"
+            if attempt.look_first and (replay := self._replay(receipt)):
                 return replay
-            unit = Unit(self.repository, self.box)
-            reason = "stale"
-            try:
-                result = command(unit)
-                self.before_save(unit)
-            except Exception:
-                # A refusal (or a broken invariant) reached from a cached aggregate that
-                # another process has moved on is no answer: decide again on fresh state.
-                stale = yield from self._stale(unit, unit.aggregates())
-                if not look_first and (replay := (yield from self._looked_up(receipt))):
-                    return replay  # The first answer, not a refusal (or a retry) by today's.
-                if stale:
-                    continue
-                raise
-            answer = None
-            if receipt is not None:
-                with answering(unit):
-                    answer = receipt.render(result)
-            aggregates = unit.aggregates()
-            records = self._receipts(receipt, answer, aggregates)
-            # A decision on an aggregate only read (the save will not check it) is taken
-            # again; first, a repeat about to run again, or with no row to fail on its key.
-            stale = yield from self._stale(unit, [a for a in aggregates if not a.pending_events])
-            if (
-                (stale or not records)
-                and not look_first
-                and (replay := (yield from self._looked_up(receipt)))
-            ):
-                return replay
-            if stale:
-                continue
-            check_postings_balance(aggregates)
-            save = self._prepared(aggregates, records)
-            try:
-                ids = yield save
-            except IntegrityError:
-                forget(self.repository, aggregates)
-                if replay := (yield from self._looked_up(receipt)):
-                    return replay  # The save failed on the key: a repeated request.
-                reason = "conflict"  # Another command saved first: again, on fresh state.
-                yield Pause(self._back_off_seconds(attempt))
-                continue
-            except (OperationalError, InterfaceError):
-                reason = "connection"
-                forget(self.repository, aggregates)
-                if receipt is None:
-                    raise  # Without a receipt we cannot tell whether the save landed.
-                look_first = True  # The receipt tells next time round whether it landed.
-                yield Pause(self._back_off_seconds(attempt))
-                continue
-            except Exception:
-                # A store that refuses the save (a tampered log) says nothing of the key:
-                # a repeat is still answered, and a forged receipt refused, as such.
-                if replay := (yield from self._looked_up(receipt)):
-                    return replay
-                raise
-            assert ids is not None
-            if due := self._due_snapshots(save.processing):
-                yield Snapshots(due)
-            self.observer.saved(len(ids))
-            return Outcome(
-                result=result, answer=answer, replayed=False, position=max(ids, default=0)
-            )
+            outcome = self._attempt(command, receipt, attempt, number)
+            if outcome is not None:
+                return outcome
         raise ConcurrencyExhausted(
             "the command kept conflicting with concurrent commands; nothing was applied, "
             "retry it with the same Idempotency-Key"
         )
+
+    def _attempt(
+        self,
+        command: Callable[[Unit], T],
+        receipt: Receipt[T] | None,
+        attempt: Attempt,
+        number: int,
+    ) -> Outcome[T] | None:
+        """One attempt: its outcome, or None to try again (`attempt.reason` says why)."""
+        unit = Unit(self.repository, self.box)
+        try:
+            result = command(unit)
+            self.before_save(unit)
+        except Exception:
+            # A refusal (or a broken invariant) reached from a cached aggregate that
+            # another process has moved on is no answer: decide again on fresh state.
+            stale = self._stale(unit, unit.aggregates())
+            if not attempt.look_first and (replay := self._replay(receipt)):
+                return replay  # The first answer, not a refusal (or a retry) by today's.
+            if stale:
+                return None
+            raise
+        answer = None
+        if receipt is not None:
+            with answering(unit):
+                answer = receipt.render(result)
+        aggregates = unit.aggregates()
+        records = self._receipts(receipt, answer, aggregates)
+        # A decision on an aggregate only read (the save will not check it) is taken
+        # again; first, a repeat about to run again, or with no row to fail on its key.
+        stale = self._stale(unit, [a for a in aggregates if not a.pending_events])
+        if (stale or not records) and not attempt.look_first and (replay := self._replay(receipt)):
+            return replay
+        if stale:
+            return None
+        check_postings_balance(aggregates)
+        save = self._prepared(aggregates, records)
+        ids = self._saved(save, aggregates, receipt, attempt, number)
+        if ids is None or isinstance(ids, Outcome):
+            return ids
+        self.snapshot(self._due_snapshots(save.processing))
+        self.observer.saved(len(ids))
+        return Outcome(result=result, answer=answer, replayed=False, position=max(ids, default=0))
+
+    def _saved(
+        self,
+        save: Save,
+        aggregates: list[Aggregate],
+        receipt: Receipt[T] | None,
+        attempt: Attempt,
+        number: int,
+    ) -> list[int] | Outcome[T] | None:
+        """The save's notification ids; or the first answer when it failed on its key;
+        or None to try again (after a conflict, or a lost connection with a receipt
+        that will tell whether it landed)."""
+        try:
+            return self.submit(save).result()
+        except IntegrityError:
+            forget(self.repository, aggregates)
+            if replay := self._replay(receipt):
+                return replay  # The save failed on the key: a repeated request.
+            attempt.reason = "conflict"  # Another command saved first: again, on fresh state.
+        except (OperationalError, InterfaceError):
+            forget(self.repository, aggregates)
+            if receipt is None:
+                raise  # Without a receipt we cannot tell whether the save landed.
+            attempt.reason = "connection"
+            attempt.look_first = True  # The receipt tells next time round whether it landed.
+        except Exception:
+            # A store that refuses the save (a tampered log) says nothing of the key:
+            # a repeat is still answered, and a forged receipt refused, as such.
+            if replay := self._replay(receipt):
+                return replay
+            raise
+        self._sleep(self._back_off_seconds(number))
+        return None
 
     def before_save(self, unit: Unit) -> None:
         """The last look at what a command is about to save; it may refuse it (a domain
@@ -316,21 +294,10 @@ class CommandSeam(ReceiptAnswers):
             done.set_result(ids)
         return done
 
-    def _looked_up(self, receipt: Receipt[T] | None) -> Generator[Look, Any, Outcome[T] | None]:
-        """The outcome a key's receipt answers with, looked up by the driver; None
-        without a key or a receipt."""
-        if receipt is None:
-            return None
-        replay: Outcome[T] | None = yield Look(self._replay, (receipt,))
-        return replay
-
-    def _stale(self, unit: Unit, aggregates: list[Aggregate]) -> Generator[Look, Any, bool]:
-        """`_forget_stale`, by the driver, where the unit read any of the aggregates."""
+    def _stale(self, unit: Unit, aggregates: list[Aggregate]) -> bool:
+        """`_forget_stale` where the unit read any of the aggregates."""
         loaded = [a for a in aggregates if a.id in unit.loaded_versions]
-        if not loaded:
-            return False
-        stale: bool = yield Look(self._forget_stale, (unit, loaded))
-        return stale
+        return bool(loaded) and self._forget_stale(unit, loaded)
 
     def _forget_stale(self, unit: Unit, aggregates: list[Aggregate]) -> bool:
         """Forget those of the aggregates the unit loaded whose stored stream has moved
@@ -365,7 +332,7 @@ class CommandSeam(ReceiptAnswers):
                 due[event.originator_id] = cast(Aggregate, aggregate)
         return list(due.values())
 
-    def snapshot(self, step: Snapshots) -> None:
+    def snapshot(self, aggregates: list[Aggregate]) -> None:
         """Snapshot each aggregate as the save left it. The library reads it back from
         the store to the interval's version first; the saved one is that state or a
         later one, so it is taken as it is: no read, no replay. Except one holding
@@ -375,7 +342,7 @@ class CommandSeam(ReceiptAnswers):
         # saved command look failed (the seam would then run it again).
         try:
             assert self.snapshots is not None
-            for aggregate in step.aggregates:
+            for aggregate in aggregates:
                 if hasattr(aggregate, "unseal"):
                     self.take_snapshot(aggregate.id, aggregate.version, projector_func=project)
                     continue
@@ -388,4 +355,4 @@ class CommandSeam(ReceiptAnswers):
 
     def _take_snapshots(self, processing_event: Any) -> None:
         # The library's own saves (`Application.save`) take theirs here, as commands do.
-        self.snapshot(Snapshots(self._due_snapshots(processing_event)))
+        self.snapshot(self._due_snapshots(processing_event))

@@ -20,7 +20,6 @@ from infra.feed.relay import FeedCollector, feed_relays
 from infra.http.auth import key_digests
 from infra.http.contract import document
 from infra.http.docs import add_docs
-from infra.http.lane import CommandLane
 from infra.http.middleware import BodySizeLimit, Deadline, RequestLog
 from infra.http.problems import FIELD_CODES, Problem, from_domain, from_problem, problem_response
 from infra.http.responses import FastJSONResponse
@@ -69,11 +68,9 @@ def witness_worker(store: Store, settings: Settings) -> WitnessWorker:
     return WitnessWorker(store, witness, settings.witness_seconds, settings.witness_events)
 
 
-def create_app(
-    store: Store, settings: Settings, *, background: bool = True, lane: bool = True
-) -> FastAPI:
-    """The app; without `lane`, every request goes through FastAPI's own routing
-    (infra/http/lane.py), which answers the same."""
+def create_app(store: Store, settings: Settings, *, background: bool = True) -> FastAPI:
+    """The app: FastAPI's routing, the store's commands and reads, the workers (with
+    `background`), and the middleware that wraps every request."""
     metrics = Metrics(store)
     store.app.observe(metrics)
     workers: list[PeriodicWorker] = []
@@ -152,8 +149,6 @@ def create_app(
     add_docs(api)
     _add_error_handlers(api)
     # The last added runs outermost: every request is logged, refused ones included.
-    if lane:
-        api.add_middleware(CommandLane, api=api)
     api.add_middleware(StrictJsonBodies)
     api.add_middleware(BodySizeLimit, limit=BODY_BYTES_MAX)
     api.add_middleware(Deadline, seconds=settings.request_deadline_seconds)

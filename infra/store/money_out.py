@@ -21,7 +21,6 @@ from collections import OrderedDict
 from typing import Any
 from uuid import UUID
 
-from infra.store import no_wait
 from infra.store.seal import LogTampered
 from infra.store.sealed_reads import SealedReads
 
@@ -43,10 +42,8 @@ class MoneyOutCheck:
         with self._lock:
             after = self._checked.get(wallet_id)
         if after is None:
-            no_wait.check()
             after = self._signed_snapshot_version(wallet_id, version)
         if after < version:
-            no_wait.check()  # a command stepped on the event loop goes to a thread first
             position = self.reads.first_unsealed(wallet_id, after, version)
             if position is not None:
                 raise LogTampered(self._refusal(wallet_id, position))

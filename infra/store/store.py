@@ -20,7 +20,7 @@ from domain.group_commit import GroupCommitSettings
 from domain.settings import GameSettings
 from domain.unit import SecretBox
 from infra.secrets import KEY_BYTES, AesGcmBox
-from infra.store import faults, key_chain, no_wait
+from infra.store import faults, key_chain
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.factory import APPLICATION_NAME, SESSION_OPTIONS
 from infra.store.faults import StoreTimeouts
@@ -123,8 +123,6 @@ def open_store(
             database.close()
             raise
     app.recorder.read_only = opened_elsewhere  # type: ignore[attr-defined]
-    # Commands stepped on the event loop must not wait on the store (infra/http/driver.py).
-    no_wait.guard(app.recorder.datastore)  # type: ignore[attr-defined]
     faults.guard(app.recorder.datastore)  # type: ignore[attr-defined]
     if group_commit is not None:
         app.enable_group_commit(group_commit)

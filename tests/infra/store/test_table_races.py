@@ -4,17 +4,17 @@ racing a bet on the coup in play costs neither a second attempt."""
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from domain.errors import AlreadyAtTable, SeatTaken
 from domain.outcome import Receipt
-from domain.seam_steps import Look, Save, Snapshots
 from domain.tables.table import Table
 from infra.http.routes.tables import _table
 from infra.store.store import Store
+
+T = TypeVar("T")
 
 
 def race(*attempts: Callable[[], object]) -> list[str]:
@@ -104,20 +104,22 @@ def coup_in_play(store: Store) -> tuple[str, str]:
     return table_id, coup.round_id
 
 
-def to_the_save(steps: Any, sent: Any = None) -> Save:
-    step = steps.send(sent)
-    while not isinstance(step, Save):
-        assert isinstance(step, Look), step
-        step = steps.send(step.read(*step.args))
-    return step
+def decided_then_saved_after(app: Any, command: Callable[[], T], meanwhile: Callable[[], Any]) -> T:
+    """Run `command`, and between its decision and its save, `meanwhile` (another
+    command, saved first)."""
+    submit, ran = app.submit, []
 
+    def first_meanwhile(save: Any) -> Any:
+        if not ran:
+            ran.append(1)
+            meanwhile()
+        return submit(save)
 
-def to_the_end(steps: Any, ids: list[int]) -> Any:
-    with contextlib.suppress(StopIteration):
-        step = steps.send(ids)
-        while True:
-            assert isinstance(step, Snapshots), step
-            step = steps.send(None)
+    app.submit = first_meanwhile
+    try:
+        return command()
+    finally:
+        del app.submit
 
 
 def test_a_sit_answered_with_the_coup_neither_waits_on_it_nor_caches_it_stale(
@@ -130,10 +132,11 @@ def test_a_sit_answered_with_the_coup_neither_waits_on_it_nor_caches_it_stale(
     retries = Retries()
     app.observe(retries)
     receipt = Receipt("sit-key", "fingerprint", _table(app))
-    sit = app.sit_at_table.steps(receipt, table_id, "dan", "4")
-    save = to_the_save(sit)
-    app.place_bet(round_id, "punto", 2_000, "cat")  # saved first
-    to_the_end(sit, app.submit(save).result())
+    decided_then_saved_after(
+        app,
+        lambda: app.sit_at_table.with_receipt(receipt, table_id, "dan", "4"),
+        lambda: app.place_bet(round_id, "punto", 2_000, "cat"),  # saved first
+    )
     app.place_bet(round_id, "punto", 1_000, "dan")
     assert retries.seen == []
     assert app.round(round_id).bets == {"bob": {"punto": 1_000}, "cat": {"punto": 2_000},
@@ -148,11 +151,12 @@ def test_a_bet_that_only_read_the_table_leaves_the_newer_table_a_sit_saved_meanw
     app.register_player("eve", "eve")
     retries = Retries()
     app.observe(retries)
-    bet = app.place_bet.steps(Receipt("bet-key", "fingerprint", lambda _: {}), round_id,
-                              "punto", 2_000, "cat")  # fmt: skip
-    save = to_the_save(bet)  # decided on the table as it was
-    app.sit_at_table(table_id, "dan", "4")  # saved first: the table moves on
-    to_the_end(bet, app.submit(save).result())
+    receipt: Receipt[Any] = Receipt("bet-key", "fingerprint", lambda _: {})
+    decided_then_saved_after(  # decided on the table as it was
+        app,
+        lambda: app.place_bet.with_receipt(receipt, round_id, "punto", 2_000, "cat"),
+        lambda: app.sit_at_table(table_id, "dan", "4"),  # saved first: the table moves on
+    )
     app.sit_at_table(table_id, "eve", "5")
     assert retries.seen == []
     assert sorted(app.table(table_id).seats.values()) == ["ann", "bob", "cat", "dan", "eve"]

@@ -1,7 +1,6 @@
-"""Command routes run their command on the event loop (infra/http/driver.py): a
-command that needs nothing from the store but its save never takes a worker thread;
-one that must read the store first, or whose save failed, goes on in one, with the
-same answer and the same counts as a sync route would give."""
+"""Command routes run their command in a worker thread, to its end (infra/http/
+driver.py): the answer, the counts, a refusal, a repeat, the snapshots a save makes
+due, and a caller who goes away while the command runs."""
 
 from __future__ import annotations
 
@@ -16,74 +15,16 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-import infra.http.driver
 from domain.baccarat.round import BaccaratRound
 from domain.ids import wallet_uuid
 from domain.wallet import Wallet
 from infra.config import load_settings
 from infra.http.app import create_app
-from infra.store.no_wait import WouldWait, never_waiting
 from infra.store.store import Store
 from tests.conftest import SERVICE, Api
 from tests.infra.http.test_operations import sample, scrape
-from tests.infra.http.test_p2p import bet, seated_table
 
 SECONDS = 10  # how long a test waits for an answer before calling it lost
-
-
-@pytest.fixture
-def hops(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of what the driver handed to a worker thread, in order."""
-    handed: list[str] = []
-    to_thread = infra.http.driver.run_in_threadpool
-
-    async def counted(function: Any, *args: Any, **kwargs: Any) -> Any:
-        handed.append(getattr(function, "__name__", repr(function)))
-        return await to_thread(function, *args, **kwargs)
-
-    monkeypatch.setattr(infra.http.driver, "run_in_threadpool", counted)
-    return handed
-
-
-def test_a_command_on_cached_aggregates_takes_no_worker_thread(api: Api, hops: list[str]) -> None:
-    api.player("alice", real="10.00")
-    hops.clear()
-    for _ in range(3):
-        api.deposit("alice", "1.00")
-    assert hops == []
-    assert api.wallet("alice")["balance"] == "13.00"
-
-
-def test_a_p2p_round_at_a_known_table_takes_no_worker_thread(api: Api, hops: list[str]) -> None:
-    """Confirming, betting and dealing at a table whose aggregates are cached read
-    nothing from the store before their saves: a P2P round stays on the loop."""
-    table_id = seated_table(api)
-    for played in range(3):
-        hops.clear()
-        opened = api.post(f"/v1/p2p/tables/{table_id}/confirm")
-        assert opened.status_code == 201, opened.text
-        round_id = opened.json()["round_id"]
-        assert bet(api, round_id, "player", "10.00").status_code == 201
-        assert api.post(f"/v1/rounds/{round_id}/deal").status_code == 200
-        assert hops == [], f"round {played}"
-
-
-def test_a_command_that_must_read_the_store_runs_in_a_worker_thread(
-    api: Api, store: Store, hops: list[str]
-) -> None:
-    api.player("alice", real="10.00")
-    assert store.app.repository.cache is not None
-    # As after a restart, the wallet must be read. (The library's LRUCache.clear leaves
-    # its entries findable: evict the one.)
-    store.app.repository.cache.get(wallet_uuid("alice", "real"), evict=True)
-    hops.clear()
-    api.deposit("alice", "1.00")
-    assert hops == ["with_receipt"]  # run again from the start, by the blocking seam
-    api.deposit("alice", "1.00")
-    assert hops == ["with_receipt"]  # now cached: on the loop
-    assert api.wallet("alice")["balance"] == "12.00"
-    samples = scrape(api)
-    assert sample(samples, "casino_commands_total", command="deposit", outcome="applied") == 3
 
 
 def test_a_refusal_is_answered_and_counted_once(api: Api) -> None:
@@ -95,67 +36,28 @@ def test_a_refusal_is_answered_and_counted_once(api: Api) -> None:
     assert api.wallet("alice")["balance"] == "10.00"
 
 
-def test_a_refusal_is_decided_once_its_reads_of_the_store_in_a_worker_thread(
-    api: Api, hops: list[str]
-) -> None:
-    api.player("alice", real="10.00")
-    hops.clear()
-    refused = api.post("/v1/players/alice/withdrawals", {"mode": "real", "amount": "50.00"})
-    assert (refused.status_code, refused.json()["code"]) == (409, "insufficient_funds")
-    # Was the wallet it read current? Had the key a receipt? Then refused: the command
-    # is not run a second time from the start in a thread.
-    assert hops == ["_forget_stale", "_replay"]
-    repeated = api.post(
-        "/v1/players/alice/withdrawals", {"mode": "real", "amount": "50.00"}, key="same"
-    )
-    again = api.post(
-        "/v1/players/alice/withdrawals", {"mode": "real", "amount": "50.00"}, key="same"
-    )
-    assert again.json() == repeated.json()  # a refusal is no receipt: refused again
-    assert api.wallet("alice")["balance"] == "10.00"
-
-
-def test_a_refused_repeat_of_a_key_past_its_retention_is_a_422_decided_on_the_loop(
-    api: Api, store: Store, hops: list[str]
-) -> None:
+def test_a_refused_repeat_of_a_key_past_its_retention_is_a_422(api: Api, store: Store) -> None:
     api.player("alice", real="10.00")
     body = {"mode": "real", "amount": "6.00"}
     assert api.post("/v1/players/alice/withdrawals", body, key="w1").status_code == 201
     moved = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=91)
     store.app.clock = lambda: moved
-    hops.clear()
     # Run again today the withdrawal is refused ($4 left); the receipt looked up then,
     # past its retention, is the answer: what the look raised is the command's.
     answer = api.post("/v1/players/alice/withdrawals", body, key="w1")
     assert (answer.status_code, answer.json()["code"]) == (422, "idempotency_key_expired")
-    assert hops == ["_forget_stale", "_replay"]
     assert api.wallet("alice")["balance"] == "4.00"
 
 
 def test_a_repeated_request_goes_on_from_its_failed_save_to_its_first_answer(
-    api: Api, hops: list[str]
+    api: Api,
 ) -> None:
     api.player("alice", real="10.00")
-    hops.clear()
     first = api.post("/v1/players/alice/deposits", {"mode": "real", "amount": "1.00"}, key="k1")
     again = api.post("/v1/players/alice/deposits", {"mode": "real", "amount": "1.00"}, key="k1")
-    assert hops == ["drive"]  # the repeat's save failed on its key; its receipt answered
     assert again.json() == first.json()
     assert again.headers["Idempotent-Replayed"] == "true"
     assert api.wallet("alice")["balance"] == "11.00"
-
-
-def test_the_store_refuses_the_loop_a_connection_before_sending_anything(store: Store) -> None:
-    recorder = store.app.recorder
-    elsewhere: list[int | None] = []
-    with never_waiting():
-        with pytest.raises(WouldWait):
-            recorder.max_notification_id()
-        # Another thread (the committer's, a worker's) is not held back.
-        reader = threading.Thread(target=lambda: elsewhere.append(recorder.max_notification_id()))
-        reader.start()
-        reader.join()
-    assert elsewhere == [recorder.max_notification_id()]
 
 
 def test_a_snapshot_a_save_makes_due_is_written(
@@ -190,8 +92,7 @@ def test_a_round_snapshot_never_holds_its_seed_in_clear(
     assert not any(seed.encode() in state for state in before_deal)
 
 
-def test_a_command_route_answers_as_before(api: Api) -> None:
-    """The loop's answer is the sync route's: status, body, position header."""
+def test_a_command_route_answers_with_its_status_body_and_position(api: Api) -> None:
     api.player("alice")
     answer = api.client.post(
         "/v1/players/alice/deposits",
