@@ -156,3 +156,19 @@ def test_an_acknowledged_cash_out_cut_from_the_tail_is_named_and_not_paid_twice(
     # (the restart's own events took the cut positions: the seal there is another)
     named = ("no seal ending at position", "is not the one the witness saw")
     assert any(p.startswith("witness") and any(n in p for n in named) for p in problems), problems
+
+
+def test_withdrawals_one_after_another_each_wait_for_a_checkpoint_of_their_own_save(
+    store: Store, tmp_path: Any
+) -> None:
+    # (a cash-out's note once stood as the worker's last note forever after)
+    store.app.register_player("ann", "Ann")
+    witness = str(tmp_path / "witness.jsonl")
+    with serving(store, background=True, witness=witness, witness_seconds=SLOW) as api:
+        api.deposit("ann", "10.00")
+        for key in ("w1", "w2", "w3"):
+            answer = api.post("/v1/players/ann/withdrawals", {"mode": "real", "amount": "1.00"},
+                              key=key)  # fmt: skip
+            assert answer.status_code == 201, answer.text
+        worker: Any = api.client.app.state.witness  # type: ignore[attr-defined]
+        assert worker.head_position >= int(answer.headers["Casino-Position"])
