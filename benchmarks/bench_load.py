@@ -132,15 +132,15 @@ class Cast:
     with its open round."""
 
     players: list[str]
-    tables: list[str]
-    auto_tables: list[str]
-    auto_rounds: list[str]
-    auto_played: list[int]
+    tables: list[str] = field(default_factory=list)
+    auto_tables: list[str] = field(default_factory=list)
+    auto_rounds: list[str] = field(default_factory=list)
+    auto_played: list[int] = field(default_factory=list)
 
 
 def set_up(store: Store, clients: int) -> Cast:
     app = store.app
-    cast = Cast([], [], [], [], [])
+    cast = Cast([])
     for n in range(clients):
         player = f"depositor{n}"
         app.register_player(player, player)
@@ -254,7 +254,9 @@ def pgbench_path() -> str | None:
     return candidates[-1] if candidates else None
 
 
-def pgbench_saves_per_second(executable: str, schema: str, clients: int) -> float:
+def pgbench_saves_per_second(
+    executable: str, schema: str, clients: int, seconds: float = SECONDS
+) -> float:
     """pgbench's transactions/s running the one-trip save at `clients` connections."""
     table = f"{schema}.bench_saves"
     with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
@@ -268,7 +270,7 @@ def pgbench_saves_per_second(executable: str, schema: str, clients: int) -> floa
         script.write(PGBENCH_SCRIPT.format(table=table, channel=f"{schema}_bench"))
     command = [
         executable, "-n", "-f", script.name, "-c", str(clients), "-j", str(min(clients, 2)),
-        "-T", str(max(1, round(SECONDS))), "-h", url.host, "-p", str(url.port or 5432),
+        "-T", str(max(1, round(seconds))), "-h", url.host, "-p", str(url.port or 5432),
         "-U", url.username or "postgres", url.path.lstrip("/") or "postgres",
     ]  # fmt: skip
     try:
@@ -283,9 +285,31 @@ def pgbench_saves_per_second(executable: str, schema: str, clients: int) -> floa
     return 0.0
 
 
+def keyed_store(schema: str) -> tuple[Store, dict[str, str]]:
+    """A new store on the schema with fresh seal and secret keys, and the settings that
+    give `casino serve` the same keys: the set-up done here and the load served there
+    need both, or the server could open no round the set-up opened (its seed is
+    sealed). Close the store before serving."""
+    seal_key, secret_key = new_private_key(), new_key()
+    keys = {"CASINO_SEAL_KEY": private_key_text(seal_key), "CASINO_SECRET_KEY": secret_key}
+    store = open_store(
+        POSTGRES_URL,
+        postgres_schema=schema,
+        seal_key=seal_key,
+        box=AesGcmBox(parse_key(secret_key)),
+    )
+    return store, keys
+
+
 @contextlib.contextmanager
-def serving(schema: str, keys: dict[str, str]) -> Iterator[tuple[int, int]]:
-    """`casino serve` in a process of its own on the schema; yields its port and pid."""
+def serving(
+    schema: str, settings: dict[str, str], witness: str, workers: int = WORKERS
+) -> Iterator[tuple[int, int]]:
+    """`casino serve` in a process of its own on the schema, noting its checkpoints on
+    `witness` (CASINO_WITNESS: a file of the benchmark's own, or a stream; never the
+    default var/witness.jsonl of the working directory, whose last checkpoint notes a
+    seal of an earlier run's schema, which the server would refuse to chain on);
+    yields its port and pid."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
@@ -294,11 +318,12 @@ def serving(schema: str, keys: dict[str, str]) -> Iterator[tuple[int, int]]:
         "CASINO_DATABASE_URL": POSTGRES_URL,
         "CASINO_POSTGRES_SCHEMA": schema,
         "CASINO_LOG_LEVEL": "warning",
-        **keys,
+        "CASINO_WITNESS": witness,
+        **settings,
     }
     command = [sys.executable, "-m", "infra.cli", "serve", "--port", str(port)]
-    if WORKERS:
-        command += ["--workers", str(WORKERS)]
+    if workers:
+        command += ["--workers", str(workers)]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     try:
         _wait_until_up(port)
@@ -329,20 +354,26 @@ async def table_reads(port: int, cast: Cast) -> dict[str, float]:
         await auto_round(cast, 0, connection, tally)
     path = f"/v1/p2p/tables/{cast.auto_tables[0]}"
     at_once = await _latencies(connection, path)
-    deadline = time.monotonic() + CATCH_UP_SECONDS_MAX
-    while await _lag(connection) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    lag = await _lag(connection)  # 0 unless the wait ran out: printed, not hidden
-    caught_up = await _latencies(connection, path)
+    lag = await caught_up(connection)  # 0 unless the wait ran out: printed, not hidden
+    caught_up_latencies = await _latencies(connection, path)
     connection.close()
     name = f"get_p2p_table_after_{HISTORY_ROUNDS}_rounds"
     return {
         f"{name}_p50_ms": statistics.median(at_once),
         f"{name}_p99_ms": _p99(at_once),
         f"{name}_max_ms": at_once[-1],
-        f"{name}_caught_up_p99_ms": _p99(caught_up),
+        f"{name}_caught_up_p99_ms": _p99(caught_up_latencies),
         f"{name}_caught_up_lag_events": float(lag),
     }
+
+
+async def caught_up(connection: Connection) -> int:
+    """Wait (CATCH_UP_SECONDS_MAX at most) until the read models have caught up with the
+    log; the events they are still behind (0 unless the wait ran out)."""
+    deadline = time.monotonic() + CATCH_UP_SECONDS_MAX
+    while await _lag(connection) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return await _lag(connection)
 
 
 async def _lag(connection: Connection) -> int:
@@ -370,6 +401,35 @@ WORKLOADS: tuple[tuple[str, Step], ...] = (
 )
 
 
+def point(
+    served: tuple[int, int], cast: Cast, clients: int, step: Step, seconds: float = SECONDS
+) -> tuple[Tally, float]:
+    """One workload at one client count on the server (port, pid): what the clients
+    did, and the server's CPU seconds meanwhile."""
+    port, pid = served
+    cpu = tree_cpu_seconds(pid)
+    tally = asyncio.run(drive(port, cast, clients, step, seconds))
+    return tally, tree_cpu_seconds(pid) - cpu
+
+
+def point_figures(name: str, tally: Tally, cpu: float, saves: float) -> dict[str, float]:
+    """A point's figures, each named `name_...`: commands/s, rounds/s (when it played
+    any), p50 and p99, the server's CPU per command, and the ratio to pgbench's saves/s
+    (when pgbench ran)."""
+    commands, rounds, p50, p99 = figures_of(tally)
+    figures = {
+        f"{name}_commands_per_s": commands,
+        f"{name}_server_cpu_ms_per_command": cpu * 1000 / len(tally.latencies),
+    }
+    if rounds:
+        figures[f"{name}_rounds_per_s"] = rounds
+    figures[f"{name}_p50_ms"] = p50
+    figures[f"{name}_p99_ms"] = p99
+    if saves:
+        figures[f"{name}_ratio_to_pgbench"] = commands / saves
+    return figures
+
+
 def one_pass(port: int, pid: int, cast: Cast, pgbench: str | None, schema: str) -> dict[str, float]:
     """Every client count's pgbench and workloads, once each."""
     figures: dict[str, float] = {}
@@ -377,20 +437,8 @@ def one_pass(port: int, pid: int, cast: Cast, pgbench: str | None, schema: str) 
         saves = pgbench_saves_per_second(pgbench, schema, clients) if pgbench else 0.0
         figures[f"c{clients}_pgbench_saves_per_s"] = saves
         for name, step in WORKLOADS:
-            cpu = tree_cpu_seconds(pid)
-            tally = asyncio.run(drive(port, cast, clients, step, SECONDS))
-            cpu = tree_cpu_seconds(pid) - cpu
-            commands, rounds, p50, p99 = figures_of(tally)
-            figures[f"c{clients}_{name}_commands_per_s"] = commands
-            figures[f"c{clients}_{name}_server_cpu_ms_per_command"] = (
-                cpu * 1000 / len(tally.latencies)
-            )
-            if rounds:
-                figures[f"c{clients}_{name}_rounds_per_s"] = rounds
-            figures[f"c{clients}_{name}_p50_ms"] = p50
-            figures[f"c{clients}_{name}_p99_ms"] = p99
-            if saves:
-                figures[f"c{clients}_{name}_ratio_to_pgbench"] = commands / saves
+            tally, cpu = point((port, pid), cast, clients, step)
+            figures.update(point_figures(f"c{clients}_{name}", tally, cpu, saves))
     return figures
 
 
@@ -408,19 +456,13 @@ def run() -> dict[str, float]:
     figures: dict[str, float] = {}
     pgbench = pgbench_path()
     try:
-        # The cast is set up here, the load served by `casino serve`: both with the same
-        # keys, or the server could open no round the set-up opened (its seed is sealed).
-        seal_key, secret_key = new_private_key(), new_key()
-        keys = {"CASINO_SEAL_KEY": private_key_text(seal_key), "CASINO_SECRET_KEY": secret_key}
-        store = open_store(
-            POSTGRES_URL,
-            postgres_schema=schema,
-            seal_key=seal_key,
-            box=AesGcmBox(parse_key(secret_key)),
-        )
+        store, keys = keyed_store(schema)
         cast = set_up(store, max(CLIENTS))
         store.close()
-        with serving(schema, keys) as (port, pid):
+        with (
+            tempfile.TemporaryDirectory(prefix="bench-load-") as directory,
+            serving(schema, keys, str(Path(directory) / "witness.jsonl")) as (port, pid),
+        ):
             # Each pass measures every point once, pgbench beside it; a figure is the
             # median over the passes (this machine's drift moves single runs by a fifth).
             passes = [one_pass(port, pid, cast, pgbench, schema) for _ in range(REPEATS)]

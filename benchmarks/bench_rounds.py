@@ -151,7 +151,7 @@ def drop_schemas(schemas: list[str]) -> None:
     """The PostgreSQL schemas a benchmark made, gone."""
     with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
         for schema in schemas:
-            connection.execute(f"DROP SCHEMA {schema} CASCADE")  # type: ignore[arg-type]
+            connection.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")  # type: ignore[arg-type]
 
 
 MEASURES = (

@@ -8,6 +8,7 @@ from benchmarks import (
     bench_baccarat_engine,
     bench_blackjack_rounds,
     bench_blackjack_sim,
+    bench_cash_outs,
     bench_group_commit,
     bench_load,
     bench_projections,
@@ -20,8 +21,9 @@ from benchmarks import (
 
 def section(title: str, figures: dict[str, float]) -> None:
     print(f"\n== {title}")
+    width = max([48, *map(len, figures)])
     for name, value in figures.items():
-        print(f"  {name:48s} {value:14.4f}")
+        print(f"  {name:{width}s} {value:14.4f}")
 
 
 def main() -> None:
@@ -50,6 +52,12 @@ def main() -> None:
         "load over HTTP: casino serve on PostgreSQL at 1-64 clients, beside pgbench"
         " (BENCH_LOAD=0 skips)",
         bench_load.run(),
+    )
+    section(
+        "cash-outs: deposits and withdrawals over HTTP at 16 clients (file and JetStream"
+        " witness) beside pgbench; the wallet check in process, on and off (off: bench-only,"
+        " not a configuration) (BENCH_CASH_OUTS=0 skips)",
+        bench_cash_outs.run(),
     )
     print(f"\nall benchmarks took {time.perf_counter() - started:.1f} s")
 

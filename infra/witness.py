@@ -26,7 +26,6 @@ at most once a minute while it goes on, and once when it recovers.
 from __future__ import annotations
 
 import datetime
-import math
 import threading
 import time
 from dataclasses import dataclass
@@ -134,7 +133,7 @@ class WitnessWorker(PeriodicWorker):
             if self.resumed and self.head_position >= position:
                 return
             try:
-                self.note_if_due(math.inf)
+                self.note_if_due(time.monotonic(), due=True)
             except WitnessFailure as error:
                 self._failed(error)
                 raise
@@ -148,14 +147,16 @@ class WitnessWorker(PeriodicWorker):
         to be noted, and a tail cut while the server is down would go unseen."""
         try:
             with self._noting:
-                self.note_if_due(math.inf)
+                self.note_if_due(time.monotonic(), due=True)
         except WitnessFailure as error:
             log.error("witness_last_note_failed", problem=str(error)[:500])
         finally:
             self.witness.close()
 
-    def note_if_due(self, now: float) -> Checkpoint | None:
-        """Note the latest seal if a note is due; return the checkpoint, or None."""
+    def note_if_due(self, now: float, due: bool = False) -> Checkpoint | None:
+        """Note the latest seal if a note is due (or `due` says it is, whatever the
+        time: a cash-out waits for it, the server stops); return the checkpoint, or
+        None. `now` is when it is noted (time.monotonic())."""
         latest = latest_seal(self.store)
         if latest is None:
             return None
@@ -164,7 +165,7 @@ class WitnessWorker(PeriodicWorker):
         _check_signed(latest, sealer.head_keys)
         if not self.resumed:
             self._resume(sealer.chain_keys)
-        if latest.position <= self.head_position or not self._due(latest.position, now):
+        if latest.position <= self.head_position or not (due or self._due(latest.position, now)):
             return None
         now_utc = datetime.datetime.now(datetime.UTC)
         checkpoint = checkpoints.following(self.head, latest.position, latest.digest, now_utc, key)

@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import POSTGRES_REQUIRED
 from tests.faults.cluster import Cluster, postgres_binaries
 from tests.faults.figures import Figures, table
+from tests.infra.checkpoints.nats_server import NatsServer, nats_server_or_skip
 from tests.infra.store.test_crash_recovery import Server
 
 # Short, so a stall outlasts it quickly (RULES.md 8's default is 5 s).
@@ -83,11 +84,38 @@ class Service:
 def service(cluster: Cluster, tmp_path: Path) -> Iterator[Service]:
     """A server as deployed on PostgreSQL: its projector in a process beside it; the
     dev keys, seal key and witness file under the case's own directory."""
+    yield from _served(cluster, tmp_path, str(tmp_path / "witness.jsonl"))
+
+
+@pytest.fixture
+def witness_server(tmp_path: Path) -> Iterator[NatsServer]:
+    """A NATS server of the case's own, its witness stream made by its operator."""
+    nats_server_or_skip()
+    directory = tmp_path / "nats"
+    directory.mkdir()
+    server = NatsServer(directory)
+    server.start()
+    try:
+        server.make_stream()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def witnessed_service(
+    cluster: Cluster, tmp_path: Path, witness_server: NatsServer
+) -> Iterator[Service]:
+    """A server whose witness is a JetStream stream, as production wants it."""
+    yield from _served(cluster, tmp_path, witness_server.url())
+
+
+def _served(cluster: Cluster, tmp_path: Path, witness: str) -> Iterator[Service]:
     database = cluster.new_database("faults")
     env = {name: value for name, value in os.environ.items() if not name.startswith("CASINO_")}
     env.update(
         CASINO_DATABASE_URL=cluster.url(database),
-        CASINO_WITNESS=str(tmp_path / "witness.jsonl"),
+        CASINO_WITNESS=witness,
         CASINO_LOG_LEVEL="warning",  # what went wrong, not a line per request
         CASINO_REQUEST_DEADLINE_SECONDS=str(DEADLINE_SECONDS),
     )

@@ -1,5 +1,6 @@
 """Trust under faults (issue 36, RULES.md 5 and 8): connections ended, the database
-restarted or stalled, the projector's process killed, each while clients send commands.
+restarted or stalled, the projector's process killed, the JetStream witness
+unreachable, each while clients send commands.
 
 Each case runs the real `casino serve` on a fresh database of a PostgreSQL cluster of
 the suite's own (tests/faults/cluster.py), with its projector in a process beside it,
@@ -9,9 +10,9 @@ Idempotency-Key until they get an answer that is not 503. Once the fault is over
 - every acknowledged command is in the log exactly once, and in the read models once
   (the ledgers); each balance is what the answers add up to;
 - no client got a 5xx other than 503, and every answer came within the request
-  deadline, with an X-Request-ID; every 503 named the store (`store_unavailable`),
-  never `log_tampered`: a fault is no tampering; nothing was refused but a withdrawal
-  of more than there was;
+  deadline, with an X-Request-ID; every 503 named the store (`store_unavailable`) or
+  the witness (`witness_unavailable`: a cash-out waits for it), never `log_tampered`:
+  a fault is no tampering; nothing was refused but a withdrawal of more than there was;
 - readiness answered within a second while the fault lasted, and is 200 again within
   seconds of its end; the trial balance totals 0.00; `casino audit verify` exits 0;
 - a fresh deposit succeeds (at most one 503 first), the server never restarted.
@@ -24,8 +25,7 @@ middle of a batch (the projector: tests/projections/test_projector_process.py; t
 server after a shared commit, before any answer: tests/infra/store/
 test_group_commit.py), `casino serve` killed under a load like this one
 (tests/infra/store/test_crash_recovery.py), and a save whose commit landed but whose
-answer was lost (tests/infra/store/test_faults.py). Not here yet: the witness
-unreachable (it is a file until the NATS witness lands).
+answer was lost (tests/infra/store/test_faults.py, tests/infra/http/test_deadline.py).
 
 Run it alone with `.venv/bin/pytest -m faults` (`make test` runs it too); the table of
 figures ends pytest's output.
@@ -58,6 +58,7 @@ from tests.faults.cluster import Cluster
 from tests.faults.conftest import DEADLINE_SECONDS, Service
 from tests.faults.figures import Figures
 from tests.faults.load import Client, Command, Load, Tally
+from tests.infra.checkpoints.nats_server import NatsServer
 
 pytestmark = [pytest.mark.faults, pytest.mark.postgres]
 
@@ -68,6 +69,7 @@ GRACE_SECONDS = 10.0  # for the commands in flight when the load stops, and for 
 REPEAT_EVERY_SECONDS = 0.3
 REPEAT_FOR_SECONDS = 3.0
 STALL_SECONDS = 3 * DEADLINE_SECONDS  # well past the deadline
+WITNESS_AWAY_SECONDS = 3.0
 # What a command may answer 503 with through a fault (RULES.md 8); concurrent_update is
 # a race lost to another command, not a fault, and answered so in any weather.
 FAULT_CODES = {"store_unavailable", "witness_unavailable", "concurrent_update"}
@@ -149,6 +151,23 @@ def test_a_killed_projector_is_replaced_and_the_read_models_miss_nothing(
     # RULES.md 8: the projector is a degraded dependency, a failing check inside a 200.
     if set(seen.readiness) != {"200"}:
         seen.problems.append(f"readiness said other than 200 for a projector: {seen.readiness}")
+    assert not seen.problems, seen.report()
+
+
+def test_an_unreachable_witness_holds_cash_outs_back_and_loses_none(
+    witnessed_service: Service, witness_server: NatsServer, figures: list[Figures]
+) -> None:
+    def witness_away(seen: Figures) -> None:
+        witness_server.stop()
+        time.sleep(WITNESS_AWAY_SECONDS)
+        witness_server.start()
+        seen.faults = 1
+
+    seen = under_load(witnessed_service, figures, "witness unreachable", witness_away)
+    # RULES.md 8: the witness is a degraded dependency, a failing check inside a 200;
+    # withdrawals answered 503 witness_unavailable meanwhile, retried until it is back.
+    if set(seen.readiness) != {"200"}:
+        seen.problems.append(f"readiness said other than 200 for the witness: {seen.readiness}")
     assert not seen.problems, seen.report()
 
 

@@ -52,6 +52,23 @@ def test_a_withdrawal_is_answered_once_the_witness_holds_a_checkpoint_covering_i
         assert len(noted_positions(nats_server)) == before
 
 
+def test_withdrawals_one_after_another_are_each_answered_once_covered(
+    store: Store, nats_server: NatsServer
+) -> None:
+    store.app.register_player("ann", "Ann")
+    witness = nats_server.url()
+    with serving(store, background=True, witness=witness, witness_seconds=SLOW) as api:
+        api.deposit("ann", "20.00")
+        # When withdrawals follow one another, each noted by a cash-out's own note
+        for n in range(3):
+            answer = api.post("/v1/players/ann/withdrawals", WITHDRAWAL, key=f"w{n}")
+            # Then each is answered 201 once covered, not only the first
+            assert answer.status_code == 201, answer.text
+            position = int(answer.headers["Casino-Position"])
+            assert max(noted_positions(nats_server)) >= position
+        assert api.wallet("ann")["balance"] == "5.00"
+
+
 def test_with_the_witness_down_a_withdrawal_is_refused_and_nothing_is_saved(
     store: Store, nats_server: NatsServer
 ) -> None:

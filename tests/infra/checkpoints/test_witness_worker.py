@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
+from domain.outcome import Receipt
 from infra.checkpoints.file import FileWitness
 from infra.checkpoints.format import Checkpoint, parse
 from infra.checkpoints.jetstream import JetStreamWitness
@@ -27,6 +28,8 @@ from tests.infra.checkpoints.nats_server import SERVICE, NatsServer
 from tests.infra.http.helpers import serving
 
 PUBLIC_KEY = SEAL_KEY.public_key()
+RECEIPT = Receipt("cash-out-1", "test", lambda moved: {"id": moved.transaction_id})
+SECOND_RECEIPT = Receipt("cash-out-2", "test", lambda moved: {"id": moved.transaction_id})
 WitnessMaker = Callable[[], Witness]
 
 
@@ -105,6 +108,30 @@ def test_the_worker_goes_on_from_no_checkpoint_the_store_does_not_hold(
     assert chain_of(witness) == [noted]  # nothing noted on top of it
     witness.close()
     restarted.witness.close()
+
+
+def test_after_a_cash_out_s_note_the_worker_s_own_notes_come_due_by_time(
+    store: Store, make_witness: WitnessMaker
+) -> None:
+    # Given a worker that notes every 10 s, and a cash-out's note (due or not)
+    worker = WitnessWorker(store, make_witness(), seconds=10, events=1_000)
+    store.app.register_player("ann", "Ann")
+    assert worker.note_if_due(time.monotonic()) is not None  # the first note, at once
+    store.app.deposit("ann", "real", 100)
+    head = store.app.withdraw.with_receipt(RECEIPT, "ann", "real", 50).position
+    worker.cover(head)
+    assert worker.head_position >= head
+    # When the log moves on
+    store.app.deposit("ann", "real", 100)
+    # Then the worker's next note is due 10 s after the cash-out's, not never
+    assert worker.note_if_due(time.monotonic()) is None
+    assert worker.note_if_due(time.monotonic() + 10) is not None
+    # And the next cash-out is covered by a note of its own
+    store.app.deposit("ann", "real", 100)
+    later = store.app.withdraw.with_receipt(SECOND_RECEIPT, "ann", "real", 50).position
+    worker.cover(later)
+    assert worker.head_position >= later
+    worker.note_last()
 
 
 def test_a_legacy_witness_file_goes_on_as_a_chain_and_verify_says_so(
