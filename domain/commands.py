@@ -11,6 +11,7 @@ through the seam (domain/seam.py: `CommandSeam.run`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from domain.outcome import Outcome, Receipt
@@ -31,15 +32,16 @@ class BoundCommand(Generic[S, P, T]):
         self.__doc__ = method.__doc__
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
-        return self._seam.run(
-            lambda unit: self._method(self._seam, unit, *args, **kwargs), name=self.name
-        )
+        return self._seam.run(self.method, None, self.name, args, kwargs)
 
     def with_receipt(self, receipt: Receipt[T], *args: P.args, **kwargs: P.kwargs) -> Outcome[T]:
         """Run once per idempotency key: a repeat gets the first answer, changing nothing."""
-        return self._seam.run(
-            lambda unit: self._method(self._seam, unit, *args, **kwargs), receipt, self.name
-        )
+        return self._seam.run(self.method, receipt, self.name, args, kwargs)
+
+    @property
+    def method(self) -> Callable[..., T]:
+        """The application's method, bound: what the seam calls with a unit first."""
+        return partial(self._method, self._seam)
 
     @property
     def seam(self) -> S:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import datetime
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass
+from contextlib import contextmanager
 from typing import Any, ClassVar, ParamSpec, TypeVar, cast
 from uuid import UUID
 
@@ -63,13 +63,49 @@ RECEIPT_RETENTION_DAYS = 90  # CASINO_RECEIPT_RETENTION_DAYS's default
 RECEIPT_RETENTION_DAYS_MAX = 3650
 
 
-@dataclass
 class Attempt:
-    """What one attempt of a command tells the next: why it runs (the retry's reason,
-    for the metrics) and whether to look the key's receipt up first."""
+    """A command's attempts, as the seam counts them: how many so far, why the next
+    runs (the retry's reason, for the metrics), whether to look the key's receipt up
+    first, and the outcome told to the observer once."""
 
-    look_first: bool
-    reason: str = "stale"
+    def __init__(self, observer: CommandObserver, name: str, look_first: bool) -> None:
+        self.observer = observer
+        self.name = name
+        self.look_first = look_first
+        self.reason = "stale"
+        self.number = -1
+
+    def next(self) -> bool:
+        """Go on to the next attempt: True, or ConcurrencyExhausted past the last."""
+        self.number += 1
+        if self.number >= ATTEMPTS_MAX:
+            raise ConcurrencyExhausted(
+                "the command kept conflicting with concurrent commands; nothing was "
+                "applied, retry it with the same Idempotency-Key"
+            )
+        if self.number:
+            self.observer.retried(self.name, self.reason)
+        self.reason = "stale"
+        return True
+
+    def done(self, outcome: Outcome[T]) -> Outcome[T]:
+        self.observer.finished(self.name, "replayed" if outcome.replayed else "applied")
+        return outcome
+
+    @contextmanager
+    def told(self) -> Iterator[None]:
+        """The command's failure told to the observer, by kind, as it passes."""
+        try:
+            yield
+        except ConcurrencyExhausted:
+            self.observer.finished(self.name, "exhausted")
+            raise
+        except DomainError:
+            self.observer.finished(self.name, "refused")
+            raise
+        except Exception:
+            self.observer.finished(self.name, "failed")
+            raise
 
 
 def _utc_now() -> datetime.datetime:
@@ -138,72 +174,61 @@ class CommandSeam(ReceiptAnswers):
 
     def run(
         self,
-        command: Callable[[Unit], T],
+        command: Callable[..., T],
         receipt: Receipt[T] | None = None,
         name: str = "command",
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
     ) -> Outcome[T]:
-        """Run a command to its end in this thread, its outcome told to the observer."""
-        try:
-            outcome = self._attempts(command, receipt, name)
-        except ConcurrencyExhausted:
-            self.observer.finished(name, "exhausted")
-            raise
-        except DomainError:
-            self.observer.finished(name, "refused")
-            raise
-        except Exception:
-            self.observer.finished(name, "failed")
-            raise
-        self.observer.finished(name, "replayed" if outcome.replayed else "applied")
-        return outcome
-
-    def _attempts(
-        self, command: Callable[[Unit], T], receipt: Receipt[T] | None, name: str
-    ) -> Outcome[T]:
-        """Each attempt of the command: decide on what the cache and the store hold,
-        then save; again on fresh state after a conflict, a lost connection (with a
-        receipt to tell whether the save landed) or a decision taken on a stale read.
+        """Run `command(unit, *args, **kwargs)` to its end in this thread, once per receipt's key:
+        decide on what the cache and the store hold, then save; again on fresh state
+        after a conflict, a lost connection (with a receipt to tell whether the save
+        landed) or a decision taken on a stale read. The one function between a
+        command's driver and its application method (infra/http/idempotency.py:
+        `Command.run` hands it to a worker thread).
 
         A store that keeps receipts in a table of their own (one receipt per key,
         whichever kind: infra/store/receipts.py) is asked for a key's receipt only where
         a repeat would else be saved, refused or run again: after a failed save or a
         refusal, before a save of no event or a decision again. Others are asked first."""
-        attempt = Attempt(look_first=not self._keeps_receipts)
-        for number in range(ATTEMPTS_MAX):
-            if number:
-                self.observer.retried(name, attempt.reason)
-            attempt.reason = "stale"
-            if attempt.look_first and (replay := self._replay(receipt)):
-                return replay
-            outcome = self._attempt(command, receipt, attempt, number)
-            if outcome is not None:
-                return outcome
-        raise ConcurrencyExhausted(
-            "the command kept conflicting with concurrent commands; nothing was applied, "
-            "retry it with the same Idempotency-Key"
-        )
+        attempt = Attempt(self.observer, name, look_first=not self._keeps_receipts)
+        kwargs = kwargs or {}
+        with attempt.told():
+            while attempt.next():
+                if attempt.look_first and (replay := self._replay(receipt)):
+                    return attempt.done(replay)
+                unit = Unit(self.repository, self.box)
+                try:
+                    result = command(unit, *args, **kwargs)
+                    self.before_save(unit)
+                except Exception:
+                    if (replay := self._refused(unit, receipt, attempt)) is not None:
+                        return attempt.done(replay)
+                    continue  # stale: decide again
+                if (outcome := self._saved(unit, result, receipt, attempt)) is not None:
+                    return attempt.done(outcome)
+        raise AssertionError("unreachable: an attempt ends in an outcome or an error")
 
-    def _attempt(
-        self,
-        command: Callable[[Unit], T],
-        receipt: Receipt[T] | None,
-        attempt: Attempt,
-        number: int,
+    def _refused(
+        self, unit: Unit, receipt: Receipt[T] | None, attempt: Attempt
     ) -> Outcome[T] | None:
-        """One attempt: its outcome, or None to try again (`attempt.reason` says why)."""
-        unit = Unit(self.repository, self.box)
-        try:
-            result = command(unit)
-            self.before_save(unit)
-        except Exception:
-            # A refusal (or a broken invariant) reached from a cached aggregate that
-            # another process has moved on is no answer: decide again on fresh state.
-            stale = self._stale(unit, unit.aggregates())
-            if not attempt.look_first and (replay := self._replay(receipt)):
-                return replay  # The first answer, not a refusal (or a retry) by today's.
-            if stale:
-                return None
-            raise
+        """After the command raised: the first answer of a repeat, or None to decide
+        again (it read a cached aggregate another process has moved on), or the error
+        raised again (called in the `except` block that caught it)."""
+        # A refusal (or a broken invariant) reached from a cached aggregate that
+        # another process has moved on is no answer: decide again on fresh state.
+        stale = self._stale(unit, unit.aggregates())
+        if not attempt.look_first and (replay := self._replay(receipt)):
+            return replay  # The first answer, not a refusal (or a retry) by today's.
+        if stale:
+            return None
+        raise
+
+    def _saved(
+        self, unit: Unit, result: T, receipt: Receipt[T] | None, attempt: Attempt
+    ) -> Outcome[T] | None:
+        """Save what the command decided, with its receipt: its outcome, the first
+        answer of a repeat, or None to try again (`attempt.reason` says why)."""
         answer = None
         if receipt is not None:
             with answering(unit):
@@ -219,20 +244,19 @@ class CommandSeam(ReceiptAnswers):
             return None
         check_postings_balance(aggregates)
         save = self._prepared(aggregates, records)
-        ids = self._saved(save, aggregates, receipt, attempt, number)
+        ids = self._inserted(save, aggregates, receipt, attempt)
         if ids is None or isinstance(ids, Outcome):
             return ids
         self.snapshot(self._due_snapshots(save.processing))
         self.observer.saved(len(ids))
         return Outcome(result=result, answer=answer, replayed=False, position=max(ids, default=0))
 
-    def _saved(
+    def _inserted(
         self,
         save: Save,
         aggregates: list[Aggregate],
         receipt: Receipt[T] | None,
         attempt: Attempt,
-        number: int,
     ) -> list[int] | Outcome[T] | None:
         """The save's notification ids; or the first answer when it failed on its key;
         or None to try again (after a conflict, or a lost connection with a receipt
@@ -256,7 +280,7 @@ class CommandSeam(ReceiptAnswers):
             if replay := self._replay(receipt):
                 return replay
             raise
-        self._sleep(self._back_off_seconds(number))
+        self._sleep(self._back_off_seconds(attempt.number))
         return None
 
     def before_save(self, unit: Unit) -> None:

@@ -15,11 +15,11 @@ from typing import Any, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 
 from domain.commands import BoundCommand
 from domain.outcome import Outcome, Receipt
 from infra.http.auth import COMMAND, OPERATOR, Allow, Principal
-from infra.http.driver import run_command
 from infra.http.problems import Problem
 from infra.http.responses import FastJSONResponse
 from infra.http.strict_json import PARSED_BODY
@@ -51,9 +51,12 @@ class Command:
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> Outcome[T]:
-        """Run the command once per key, on the event loop where it need not wait on
-        the store before its save (infra/http/driver.py)."""
-        return await run_command(bound, self.receipt(body), *args, **kwargs)
+        """Run the command once per key, to its end, in a worker thread: the seam's
+        (domain/seam.py: `CommandSeam.run`) calls the application's method. A caller
+        that goes away cancels this coroutine, never the command: anyio waits for a
+        thread it runs, so a command that started lands once or not at all."""
+        seam, receipt = bound.seam, self.receipt(body)
+        return await run_in_threadpool(seam.run, bound.method, receipt, bound.name, args, kwargs)
 
     @staticmethod
     def respond(outcome: Outcome[Any], status: int) -> FastJSONResponse:

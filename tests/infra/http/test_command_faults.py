@@ -1,6 +1,6 @@
-"""Faults on the command path, through HTTP: a command routed on the event loop
-(infra/http/driver.py) answers a lost connection or a refused save as the seam's
-own blocking run does (tests/infra/store/test_faults.py), on both stores."""
+"""Faults on the command path, through HTTP: a command route answers a lost
+connection or a refused save as the seam's run does in process
+(tests/infra/store/test_faults.py), on both stores."""
 
 from __future__ import annotations
 
