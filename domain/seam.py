@@ -244,37 +244,36 @@ class CommandSeam(ReceiptAnswers):
             return None
         check_postings_balance(aggregates)
         save = self._prepared(aggregates, records)
-        ids = self._inserted(save, aggregates, receipt, attempt)
-        if ids is None or isinstance(ids, Outcome):
-            return ids
+        try:
+            ids = self.submit(save).result()
+        except Exception as error:
+            return self._not_saved(error, aggregates, receipt, attempt)
         self.snapshot(self._due_snapshots(save.processing))
         self.observer.saved(len(ids))
         return Outcome(result=result, answer=answer, replayed=False, position=max(ids, default=0))
 
-    def _inserted(
+    def _not_saved(
         self,
-        save: Save,
+        error: Exception,
         aggregates: list[Aggregate],
         receipt: Receipt[T] | None,
         attempt: Attempt,
-    ) -> list[int] | Outcome[T] | None:
-        """The save's notification ids; or the first answer when it failed on its key;
-        or None to try again (after a conflict, or a lost connection with a receipt
-        that will tell whether it landed)."""
-        try:
-            return self.submit(save).result()
-        except IntegrityError:
+    ) -> Outcome[T] | None:
+        """After a failed save: the first answer when it failed on its key, or None to
+        try again (after a conflict, or a lost connection with a receipt that will tell
+        whether it landed), or the error raised again (called in the `except` block)."""
+        if isinstance(error, IntegrityError):
             forget(self.repository, aggregates)
             if replay := self._replay(receipt):
                 return replay  # The save failed on the key: a repeated request.
             attempt.reason = "conflict"  # Another command saved first: again, on fresh state.
-        except (OperationalError, InterfaceError):
+        elif isinstance(error, OperationalError | InterfaceError):
             forget(self.repository, aggregates)
             if receipt is None:
                 raise  # Without a receipt we cannot tell whether the save landed.
             attempt.reason = "connection"
             attempt.look_first = True  # The receipt tells next time round whether it landed.
-        except Exception:
+        else:
             # A store that refuses the save (a tampered log) says nothing of the key:
             # a repeat is still answered, and a forged receipt refused, as such.
             if replay := self._replay(receipt):
