@@ -61,6 +61,13 @@ def own_witness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def patient_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request deadline a loaded test machine never meets by accident: the tests of
+    the deadline set their own (tests/infra/http/test_deadline.py, tests/faults)."""
+    monkeypatch.setenv("CASINO_REQUEST_DEADLINE_SECONDS", "30")
+
+
+@pytest.fixture(autouse=True)
 def no_fault_left_over() -> None:
     """Each test's faults are logged as a new process would log them: a cause left
     failing by an earlier test would otherwise make this one's first failure a
