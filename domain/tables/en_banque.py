@@ -27,6 +27,7 @@ from domain.tables.tableau import (
 EN_BANQUE = "en_banque"
 RIGHT, LEFT, BANKER, BOTH = "right", "left", "banker", "both"
 SIDES = (RIGHT, LEFT)  # the right is played first
+BANKERS_SEAT = "B"  # the banker's own, in the middle: no punter sits there
 BANKER_DRAWS_MAX, BANKER_STANDS_FROM = 2, 7  # 0-2 draws, 3-6 chooses, 7 stands
 RESULTS = {1: "wins", 0: "ties", -1: "loses"}
 

@@ -75,7 +75,7 @@ def leave(
     offer of it passes on, and a choice they owe is made by the system at once
     (rules.md 4). Returns the coup in play if it holds their stakes."""
     if table.banker == player_id and table.round_id is None:
-        bank_steps.withdraw(unit, table, player_id)
+        bank_steps.withdraw(unit, table, player_id, staying=False)
     bank_steps.pass_offer_on(table, player_id)
     coup = _coup_holding_stakes(unit, table, player_id)
     if table.leave(player_id, coup is not None, reason):
