@@ -291,3 +291,19 @@ def test_a_banker_who_leaves_between_coups_frees_the_bankers_seat(app: CasinoApp
     assert (seen.seat_of("ann"), "B" in seen.seats, seen.banker) == (None, False, None)
     app.put_up_bank(table_id, "bob", 20_000)
     assert app.table(table_id).seat_of("bob") == "B"
+
+
+def test_chemin_de_fer_returns_what_the_bank_does_not_cover_to_the_wallets_at_the_deal(
+    app: CasinoApplication,
+) -> None:
+    round_id = coup(app, chemin_de_fer(app), BANKER_WINS)  # a $100 bank; bob 2, cat 3
+    app.place_bet(round_id, "punto", 9_000, player_id="cat")
+    app.place_bet(round_id, "punto", 4_000, player_id="bob")  # $130 asked of $100
+    assert funds(app, "cat") == (1_000_000, 9_000)
+    app.deal(round_id)
+    assert funds(app, "bob") == (1_000_000 - 4_000, 0)
+    assert funds(app, "cat") == (1_000_000 - 6_000, 0)  # $30 of $90 went back
+    settled: Any = app.round(round_id)
+    assert settled.returned == [
+        {"player_id": "cat", "spot": "punto", "amount_cents": 3_000, "covered_cents": 6_000}
+    ]
