@@ -290,6 +290,13 @@ class BankCovered(DomainError):
     kind = "conflict"
 
 
+class WrongSide(DomainError):
+    """En banque: a bet on the other side's hand alone (rules.md 2.4)."""
+
+    code = "wrong_side"
+    kind = "conflict"
+
+
 class BancoRefused(DomainError):
     code = "banco_refused"
     kind = "conflict"

@@ -1,6 +1,7 @@
 """Re-checking a coup at a multi-player table from its events alone (rules.md 5).
 
-The coup is played again from its revealed seed by its game's tableau: every card
+The coup is played again from its revealed seed by its game's tableau: what the bank
+did not cover at the deal must be what went back, every card
 must be the shoe's, every recorded choice one the rules offered then (a choice by
 the system, the rules' default), the outcome the tableau's, every player's every
 payout what their bet won, and each wallet must have posted that player's result
@@ -61,7 +62,7 @@ def _check_play(name: str, coup: Coup) -> list[str]:
         hands.setdefault(hand, []).append(shoe[position])
     position, made, stakes = len(rules.deal_order), list(coup.decisions), coup.spot_stakes()
     choices: dict[str, str] = {}
-    problems = _check_choosers(name, coup)
+    problems = _check_cover(name, coup) + _check_choosers(name, coup)
     for _ in range(STEPS_MAX):
         step = rules.tableau(hands, choices, stakes)
         if isinstance(step, Over):
@@ -78,6 +79,25 @@ def _check_play(name: str, coup: Coup) -> list[str]:
             return [*problems, problem or f"{name}: a choice is missing"]
         choices[step.hand] = decision["action"]
     return [*problems, f"{name}: the coup does not end within {STEPS_MAX} steps"]
+
+
+def _check_cover(name: str, coup: Coup) -> list[str]:
+    """What went back at the deal must be what the bank did not cover, seat by seat in
+    play order (rules.md 2.3), and nothing else: the bets as placed are those that
+    stand plus what went back. Coups stored before the play order was recorded
+    returned nothing."""
+    if coup.banker_id is None or not coup.play_order:
+        return []
+    placed = {player: dict(spots) for player, spots in coup.bets.items()}
+    for part in coup.returned:
+        spots = placed.setdefault(part["player_id"], {})
+        spots[part["spot"]] = part["amount_cents"] + part["covered_cents"]
+    due = bank.uncovered_parts(placed, coup.play_order, coup.bank_cents)
+    recorded = [(r["player_id"], r["spot"], r["amount_cents"], r["covered_cents"])
+                for r in coup.returned]  # fmt: skip
+    if due == recorded:
+        return []
+    return [f"{name}: returned {recorded} at the deal, the bank's cover in play order says {due}"]
 
 
 def _check_choosers(name: str, coup: Coup) -> list[str]:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from domain.baccarat.rules import check_chips
 from domain.errors import HouseBanked
+from domain.player import load_player
 from domain.tables.bank import banco_spot
 from domain.tables.chemin_de_fer import CHEMIN_DE_FER
 from domain.tables.coup import Coup
 from domain.tables.coup_figures import TIED, WON
+from domain.tables.en_banque import BANKERS_SEAT, EN_BANQUE
 from domain.tables.games import rules_of
 from domain.tables.table import Table
 from domain.unit import Unit
@@ -44,6 +46,8 @@ def put_up(unit: Unit, table: Table, player_id: str, amount_cents: int) -> Table
     check_chips(amount_cents)  # whole dollars, as every stake at baccarat
     table.put_up_bank(player_id, amount_cents)
     load_wallet(unit, player_id, table.mode).hold_bank(table.table_id, None, amount_cents)
+    if table.game == EN_BANQUE and table.seat_of(player_id) != BANKERS_SEAT:
+        _seat(unit, table, player_id, BANKERS_SEAT)  # the banker plays from the middle (2.4)
     return table
 
 
@@ -55,12 +59,13 @@ def decline(table: Table, player_id: str) -> Table:
     return table
 
 
-def withdraw(unit: Unit, table: Table, player_id: str) -> Table:
-    """Between coups the banker takes the bank back, and it is offered on."""
+def withdraw(unit: Unit, table: Table, player_id: str, staying: bool = True) -> Table:
+    """Between coups the banker takes the bank back, and it is offered on; one leaving
+    the table (`staying` false) frees the seat they have, the banker's own too."""
     check_player_banked(table.game)
     table.check_banker(player_id)
     table.check_between_coups()
-    _give_up(unit, table, None, "withdrawn")
+    _give_up(unit, table, None, "withdrawn", staying)
     return table
 
 
@@ -120,13 +125,33 @@ def banco_settled(table: Table, coup: Coup) -> None:
         table.banco_settled(coup.banco["player_id"], won=result == WON)
 
 
-def _give_up(unit: Unit, table: Table, round_id: str | None, reason: str) -> None:
+def _give_up(
+    unit: Unit, table: Table, round_id: str | None, reason: str, staying: bool = True
+) -> None:
     banker = table.banker
     assert banker is not None
     bank = table.give_up_bank(reason)
     if bank:
         _wallet(unit, table, banker).release_bank(table.table_id, round_id, bank)
+    if staying and banker not in table.leaving and table.seat_of(banker) == BANKERS_SEAT:
+        _back_to_a_side(unit, table, banker)
     table.offer_bank(_next_offer(table, after=banker))
+
+
+def _back_to_a_side(unit: Unit, table: Table, player_id: str) -> None:
+    """En banque (2.4): a banker who gives up the bank goes back to a free side seat (the
+    one they left, if it still is), or leaves the table when none is free."""
+    free = [seat for seat in rules_of(table.game).seats if seat not in table.seats]
+    if not free:
+        table.leave(player_id, holds_stakes=False, reason="no side seat free after the bank")
+        load_player(unit, player_id).give_up_seat(table.table_id)
+        return
+    _seat(unit, table, player_id, next((s for s in free if s == table.banker_side_seat), free[0]))
+
+
+def _seat(unit: Unit, table: Table, player_id: str, seat: str) -> None:
+    table.move(player_id, seat)
+    load_player(unit, player_id).take_seat(table.table_id, seat)
 
 
 def _next_offer(table: Table, after: str) -> str | None:

@@ -42,6 +42,7 @@ BET_PLACED = "casino:Coup.BetPlaced"
 DECISION_OWED = "casino:Coup.DecisionOwed"
 DECISION_MADE = "casino:Coup.DecisionMade"
 BANCO_CALLED = "casino:Coup.BancoCalled"
+UNCOVERED_BET_RETURNED = "casino:Coup.UncoveredBetReturned"
 PAYOUT_MADE = "casino:Coup.PayoutMade"
 COMMISSION_CHARGED = "casino:Coup.CommissionCharged"
 
@@ -108,6 +109,9 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
         self.pending: dict[str, Any] | None = None  # the choice owed now, if any
         self.payouts: list[dict[str, Any]] = []
         self.banco: dict[str, Any] | None = None  # {player_id, spot, suivi}
+        # What the bank did not cover at the deal, given back (rules.md 2.3):
+        # {player_id, spot, amount_cents, covered_cents}.
+        self.returned: list[dict[str, Any]] = []
         self.commission_cents = 0
         self.bank_after_cents = bank_cents
         self.outcome: str | None = None
@@ -132,15 +136,23 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
     # Commands: each validates, then triggers its events.
 
     def place_bet(
-        self, rules: TableGameRules, player_id: str, spot: str, amount_cents: int
+        self,
+        rules: TableGameRules,
+        player_id: str,
+        spot: str,
+        amount_cents: int,
+        seat: str | None = None,
     ) -> None:
+        """A bet by the player sitting at `seat` (where the seat matters: en banque)."""
         self._check_open()
         rules.check_spot(spot)
         check_chips(amount_cents)
+        stake = self.stake_of(player_id) + amount_cents
         if self.banker_id is not None:
-            bank.check_bet(self.banker_id, player_id, spot, amount_cents, self.bank_cents,
-                           self.total_stake_cents)  # fmt: skip
-        self._check_player_total(player_id, self.stake_of(player_id) + amount_cents)
+            bank.check_bet(self.variant, self.banker_id, player_id, seat, spot, amount_cents)
+            bank.check_cover(self.variant, stake, amount_cents, self.bank_cents,
+                             self.total_stake_cents)  # fmt: skip
+        self._check_player_total(player_id, stake)
         self._bet_placed(player_id, spot, amount_cents, chips_for(amount_cents))
 
     def call_banco(
@@ -184,12 +196,15 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
 
     def deal(
         self, rules: TableGameRules, order: list[str], absent: set[str], deadline: str
-    ) -> None:
+    ) -> list[tuple[str, str, int]]:
         """Deal the first cards, then play on until the coup is over or a choice is owed.
-        Who plays each hand follows from the bets and the play order, both recorded."""
+        First the bank covers the bets in play order, and what it does not cover goes
+        back; who plays each hand then follows from the bets that stand and the play
+        order, both recorded. Returns the bets given back: (player, spot, cents)."""
         self._check_open()
         if not self.bets:
             raise NoBets("place at least one bet before the deal")
+        returned = self._cover(order) if self.banker_id is not None else []
         playing = rules.choosers(self.bets, order, self.banker_id)
         if playing:
             self._players_chosen(playing, order)
@@ -197,6 +212,7 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
         for hand in rules.deal_order:
             self._card_dealt(hand, self._next_card(), self.shoe_position)
         self._play_on(rules, absent, deadline, stakes)
+        return returned
 
     def choose(
         self,
@@ -258,6 +274,14 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
             self._decision_made(step.hand, step.default, chooser, BY_SYSTEM)
         raise AssertionError("a coup asked for more choices than any tableau has")
 
+    def _cover(self, order: list[str]) -> list[tuple[str, str, int]]:
+        """The bank covers the bets seat by seat in play order (rules.md 2.3); each bet, or
+        the part of it, it no longer covers is returned, recorded with both amounts."""
+        parts = bank.uncovered_parts(self.bets, order, self.bank_cents)
+        for player_id, spot, cents, covered in parts:
+            self._uncovered_bet_returned(player_id, spot, cents, covered)
+        return [(player_id, spot, cents) for player_id, spot, cents, _ in parts]
+
     def _settle(self, rules: TableGameRules, over: Over) -> None:
         totals = self.totals()
         for player_id, spots in sorted(self.bets.items()):
@@ -308,6 +332,21 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
         assert self.bets[player_id].pop(spot) == amount_cents
         if not self.bets[player_id]:
             del self.bets[player_id]
+
+    @event("UncoveredBetReturned", topic=UNCOVERED_BET_RETURNED)
+    def _uncovered_bet_returned(
+        self, player_id: str, spot: str, amount_cents: int, covered_cents: int
+    ) -> None:
+        spots = self.bets[player_id]
+        assert spots[spot] == amount_cents + covered_cents, (spots[spot], amount_cents)
+        if covered_cents:
+            spots[spot] = covered_cents
+        else:
+            del spots[spot]
+        if not spots:
+            del self.bets[player_id]
+        returned = {"player_id": player_id, "spot": spot, "amount_cents": amount_cents}
+        self.returned.append({**returned, "covered_cents": covered_cents})
 
     @event("PlayersChosen", topic="casino:Coup.PlayersChosen")
     def _players_chosen(self, playing: dict[str, str], order: list[str] | None = None) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from domain.baccarat.rules import banker_draws, card_value, hand_total, is_natural
-from domain.errors import InvalidStake
+from domain.errors import InvalidStake, WrongSide
 from domain.money import CENTS_PER_DOLLAR
 from domain.tables.chemin_de_fer import punters_step, side_result
 from domain.tables.tableau import (
@@ -27,6 +27,7 @@ from domain.tables.tableau import (
 EN_BANQUE = "en_banque"
 RIGHT, LEFT, BANKER, BOTH = "right", "left", "banker", "both"
 SIDES = (RIGHT, LEFT)  # the right is played first
+BANKERS_SEAT = "B"  # the banker's own, in the middle: no punter sits there
 BANKER_DRAWS_MAX, BANKER_STANDS_FROM = 2, 7  # 0-2 draws, 3-6 chooses, 7 stands
 RESULTS = {1: "wins", 0: "ties", -1: "loses"}
 
@@ -84,6 +85,18 @@ def check_a_cheval(spot: str, amount_cents: int) -> None:
 
 def side_of(seat: str) -> str:
     return RIGHT if seat.startswith("R") else LEFT
+
+
+def check_side(seat: str, spot: str) -> None:
+    """A punter bets on their own side's hand, or à cheval on both (rules.md 2.4)."""
+    side = side_of(seat)
+    if spot not in (side, BOTH):
+        raise WrongSide(
+            f"seat {seat} is on the {side} tableau: bet on {side} or à cheval on both, "
+            f"not on {spot} alone",
+            seat=seat,
+            side=side,
+        )
 
 
 def en_banque_choosers(

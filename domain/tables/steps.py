@@ -75,7 +75,7 @@ def leave(
     offer of it passes on, and a choice they owe is made by the system at once
     (rules.md 4). Returns the coup in play if it holds their stakes."""
     if table.banker == player_id and table.round_id is None:
-        bank_steps.withdraw(unit, table, player_id)
+        bank_steps.withdraw(unit, table, player_id, staying=False)
     bank_steps.pass_offer_on(table, player_id)
     coup = _coup_holding_stakes(unit, table, player_id)
     if table.leave(player_id, coup is not None, reason):
@@ -112,8 +112,9 @@ def open_coup(unit: Unit, games: GameSettings, table: Table, shoe_prefix: list[s
 
 
 def place_bet(unit: Unit, coup: Coup, player_id: str, spot: str, amount_cents: int) -> None:
-    load_table(unit, coup.table_id).check_seated(player_id)
-    coup.place_bet(rules_of(coup.variant), player_id, spot, amount_cents)
+    table = load_table(unit, coup.table_id)
+    table.check_seated(player_id)
+    coup.place_bet(rules_of(coup.variant), player_id, spot, amount_cents, table.seat_of(player_id))
     load_wallet(unit, player_id, coup.mode).hold(coup.round_id, amount_cents)
 
 
@@ -129,11 +130,13 @@ def cancel_bets(unit: Unit, coup: Coup, player_id: str) -> None:
 
 
 def deal(unit: Unit, settings: TableSettings, coup: Coup, now: datetime.datetime) -> None:
-    """Play the coup until it is over, settling every player, or a choice is owed."""
+    """Play the coup until it is over, settling every player, or a choice is owed; a
+    bet the bank does not cover goes back to its player's wallet (rules.md 2.3)."""
     table = load_table(unit, coup.table_id)
     rules = rules_of(coup.variant)
-    order = table.play_order(after=table.banker)
-    coup.deal(rules, order, set(table.leaving), _deadline(settings, now))
+    order, absent = table.play_order(after=table.banker), set(table.leaving)
+    for player_id, _, cents in coup.deal(rules, order, absent, _deadline(settings, now)):
+        load_wallet(unit, player_id, coup.mode).release(coup.round_id, cents)
     _settle_if_over(unit, coup, table)
 
 

@@ -10,6 +10,8 @@ while the coup in play holds their stakes keeps the seat until the coup ends.
 
 from __future__ import annotations
 
+from typing import Any
+
 from eventsourcing.domain import Aggregate, event
 
 from domain.copying import FastCopy
@@ -25,6 +27,7 @@ from domain.errors import (
 )
 from domain.money import format_cents
 from domain.tables.chemin_de_fer import CHEMIN_DE_FER
+from domain.tables.en_banque import BANKERS_SEAT
 from domain.unit import Unit, parse_public_id
 
 OPEN, IN_COUP = "open", "in_coup"
@@ -32,6 +35,13 @@ OPEN, IN_COUP = "open", "in_coup"
 
 class Table(FastCopy, Aggregate):
     TOPIC = "casino:Table"
+    # Version 2 remembers the side seat an en banque banker left for seat `B`; a
+    # snapshot taken before remembers none (its banker, if any, kept a side seat).
+    class_version = 2
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        state["banker_side_seat"] = None
 
     class Created(Aggregate.Created):
         TOPIC = "casino:Table.Opened"
@@ -67,6 +77,7 @@ class Table(FastCopy, Aggregate):
         self.declined: list[str] = []  # who declined the offer going round now
         self.banco_suivi: str | None = None  # lost a banco last coup: may call again first
         self.failed_bancos: dict[str, int] = {}  # en banque: three bar a player
+        self.banker_side_seat: str | None = None  # en banque: where the banker sat before B
 
     @property
     def table_id(self) -> str:
@@ -117,6 +128,12 @@ class Table(FastCopy, Aggregate):
             return False
         self._player_left(player_id, seat, reason)
         return True
+
+    def move(self, player_id: str, seat: str) -> None:
+        """Change seats: at en banque, a new banker to `B` and back (rules.md 2.4)."""
+        held = self.seat_of(player_id)
+        assert held is not None and seat not in self.seats, (player_id, held, seat)
+        self._player_moved(player_id, held, seat)
 
     def stay(self, player_id: str) -> None:
         """A player back before the coup ends keeps the seat after all."""
@@ -222,6 +239,13 @@ class Table(FastCopy, Aggregate):
     def _player_sat(self, player_id: str, seat: str) -> None:
         self.seats[seat] = player_id
 
+    @event("PlayerMoved", topic="casino:Table.PlayerMoved")
+    def _player_moved(self, player_id: str, from_seat: str, to_seat: str) -> None:
+        del self.seats[from_seat]
+        self.seats[to_seat] = player_id
+        if to_seat == BANKERS_SEAT:
+            self.banker_side_seat = from_seat
+
     @event("LeavingAfterCoup", topic="casino:Table.LeavingAfterCoup")
     def _leaving_after_coup(self, player_id: str, reason: str) -> None:
         self.leaving.append(player_id)
@@ -284,9 +308,10 @@ class Table(FastCopy, Aggregate):
 
 
 def seat_order(seat: str) -> tuple[str, int]:
-    """Seats in their table's order: 1, 2, ..., 15; L1 ... L5, R1 ... R5."""
+    """Seats in their table's order: 1, 2, ..., 15; B (en banque's banker), L1 ... L5,
+    R1 ... R5."""
     letters = seat.rstrip("0123456789")
-    return letters, int(seat[len(letters) :])
+    return letters, int(seat[len(letters) :] or 0)
 
 
 def load_table(unit: Unit, table_id: str) -> Table:

@@ -196,14 +196,14 @@ class TableLimits(Answer):
 
 
 class Seat(Answer):
-    seat: str = Field(examples=["7", "R1"])
+    seat: str = Field(examples=["7", "R1", "B"], description="en banque's banker sits at `B`")
     player_id: str
     leaving: bool = Field(description="leaves when the coup holding their stakes ends")
 
 
 class Banker(Answer):
     player_id: str
-    seat: str
+    seat: str = Field(examples=["1", "B"], description="at en banque, `B`, the middle")
     bank: Money
 
 

@@ -182,6 +182,13 @@ class PlayerBet(Part):
     amount: Money
 
 
+class ReturnedBet(Part):
+    player_id: str
+    spot: str
+    amount: Money = Field(description="what went back to the punter")
+    covered: Money = Field(description="what of the bet the bank covered, and stands")
+
+
 class PerPlayerLimits(Limits):
     per: Literal["player"]
 
@@ -216,8 +223,13 @@ class TableCoup(Part):
     decks: int
     tie_pays: int | None = Field(description="to 1 at punto banco; null where a tie is returned")
     limits: PerPlayerLimits
-    bets: list[PlayerBet]
+    bets: list[PlayerBet] = Field(description="the bets that stand (once dealt, as covered)")
     total_stake: Money
+    returned: list[ReturnedBet] = Field(
+        description="chemin de fer: each bet, or the part of it, that the bank did not "
+        "cover at the deal, covering seat by seat in play order from the banker's next "
+        "seat; given back to its punter"
+    )
     hands: dict[str, BaccaratHand]
     playing: dict[str, str] = Field(description="who plays each punters' hand")
     next: OwedChoice | None = Field(description="the choice owed, while one is")

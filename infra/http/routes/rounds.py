@@ -52,7 +52,7 @@ STAKING = (
     e.BalanceLimitExceeded,
 )
 # At a multi-player table, a bet names its player (rules.md 2.2-2.4).
-AT_A_TABLE = (e.NotSeated, e.BankerCannotBet, e.BankCovered, e.UnknownPlayer)
+AT_A_TABLE = (e.NotSeated, e.BankerCannotBet, e.BankCovered, e.WrongSide, e.UnknownPlayer)
 OPENING = (e.UnknownPlayer, e.TestModeDisabled, e.InvalidShoe, e.RoundInterrupted)
 
 

@@ -61,6 +61,7 @@ def coup_view(coup: Coup) -> dict[str, Any]:
             for spot, cents in sorted(spots.items())
         ],
         "total_stake": format_cents(coup.total_stake_cents),
+        "returned": _amounts(coup.returned, amount="amount_cents", covered="covered_cents"),
         "hands": {
             hand: {"cards": list(cards), "total": coup.totals().get(hand)}
             for hand, cards in coup.hands.items()
@@ -69,15 +70,7 @@ def coup_view(coup: Coup) -> dict[str, Any]:
         "next": _next(coup),
         "decisions": [dict(decision) for decision in coup.decisions],
         "outcome": coup.outcome,
-        "payouts": [
-            {
-                "player_id": p["player_id"],
-                "spot": p["spot"],
-                "stake": format_cents(p["stake_cents"]),
-                "net": format_cents(p["net_cents"]),
-            }
-            for p in coup.payouts
-        ],
+        "payouts": _amounts(coup.payouts, stake="stake_cents", net="net_cents"),
         "banker_id": coup.banker_id,
         "banco": dict(coup.banco) if coup.banco is not None else None,
         "bank_before": format_cents(coup.bank_cents) if coup.banker_id else None,
@@ -87,6 +80,15 @@ def coup_view(coup: Coup) -> dict[str, Any]:
         "casino_net": format_cents(coup.casino_net_cents()) if settled else None,
         "void_reason": coup.void_reason,
     }
+
+
+def _amounts(rows: list[dict[str, Any]], **cents: str) -> list[dict[str, Any]]:
+    """Each row's player and spot, and its cents as amounts named as the answer names them."""
+    return [
+        {"player_id": row["player_id"], "spot": row["spot"]}
+        | {name: format_cents(row[key]) for name, key in cents.items()}
+        for row in rows
+    ]
 
 
 def _banker(table: Table) -> dict[str, Any] | None:

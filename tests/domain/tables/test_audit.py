@@ -39,6 +39,11 @@ def played(app: CasinoApplication) -> tuple[list[Any], list[WalletEntry]]:
     app.place_bet(round_id, "punto", 1000, player_id="cat")
     app.deal(round_id)
     app.act(round_id, None, 0, "stand", player_id="bob")
+    return trail(app, round_id)
+
+
+def trail(app: CasinoApplication, round_id: str) -> tuple[list[Any], list[WalletEntry]]:
+    """The coup's events, and its players' wallet entries for it."""
     events = list(app.events.get(app.round(round_id).id))
     entries = [
         WalletEntry(player, topic_of(event), event)
@@ -102,3 +107,23 @@ def test_a_choice_recorded_after_the_coup_was_over_is_named(
     ]
     problems = verify_coup(forged, entries)
     assert any("recorded after the coup was over" in problem for problem in problems), problems
+
+
+def test_a_return_at_the_deal_that_does_not_follow_the_play_order_is_named(
+    app: CasinoApplication,
+) -> None:
+    """Cat (seat 3) bets first, Bob (seat 2) after; the $100 bank covers Bob's $70 and
+    $30 of Cat's $60. A log saying Bob's bet went back instead is caught."""
+    round_id = coup(app, chemin_de_fer(app), PUNTO_ON_5)
+    app.place_bet(round_id, "punto", 6_000, player_id="cat")
+    app.place_bet(round_id, "punto", 7_000, player_id="bob")
+    app.deal(round_id)
+    app.act(round_id, None, 0, "stand", player_id="bob")
+    events, entries = trail(app, round_id)
+    assert verify_coup(events, entries) == []
+    returned = next(e for e in events if type(e).TOPIC == "casino:Coup.UncoveredBetReturned")
+    assert (returned.player_id, returned.amount_cents) == ("cat", 3_000)
+    forged = altered(events, "casino:Coup.UncoveredBetReturned", player_id="bob",
+                     amount_cents=3_000, covered_cents=4_000)  # fmt: skip
+    problems = verify_coup(forged, entries)
+    assert any("the bank's cover in play order says" in problem for problem in problems), problems

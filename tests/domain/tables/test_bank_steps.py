@@ -19,6 +19,7 @@ from domain.errors import (
     IllegalAction,
     InvalidLimits,
     NotOfferedTheBank,
+    UnknownSeat,
 )
 from domain.settings import GameSettings
 from tests.domain.tables.test_steps import NOW, Clock
@@ -243,3 +244,66 @@ def test_a_banked_table_whose_minimum_bet_no_bank_could_cover_is_refused(
 ) -> None:
     with pytest.raises(InvalidLimits, match="no bet could be covered"):
         app.open_table("chemin_de_fer", "real", (5_000, 10_000), (2_000, 3_000))
+
+
+def test_an_en_banque_banker_plays_from_seat_b_and_goes_back_to_the_side_seat_left(
+    app: CasinoApplication,
+) -> None:
+    table_id = en_banque(app)  # ann, at R1, put up the bank
+    seen = app.table(table_id)
+    assert (seen.seat_of("ann"), "R1" in seen.seats) == ("B", False)
+    assert app.player("ann").table_seats == {table_id: "B"}
+    with pytest.raises(UnknownSeat):
+        app.sit_at_table(table_id, "dan", "B")  # nobody sits down at the banker's seat
+    app.withdraw_bank(table_id, "ann")
+    assert app.table(table_id).seat_of("ann") == "R1"
+    assert app.player("ann").table_seats == {table_id: "R1"}
+
+
+def test_a_banker_whose_side_seat_was_taken_goes_back_to_the_first_free_one(
+    app: CasinoApplication,
+) -> None:
+    table_id = en_banque(app)  # bob L1, cat R2
+    app.sit_at_table(table_id, "dan", "R1")
+    app.withdraw_bank(table_id, "ann")
+    assert app.table(table_id).seat_of("ann") == "R3"
+
+
+def test_a_banker_giving_up_the_bank_with_no_side_seat_free_leaves_the_table(
+    app: CasinoApplication,
+) -> None:
+    table_id = en_banque(app)
+    taken = {"L1", "R2"}
+    for seat in ("R1", "R3", "R4", "R5", "L2", "L3", "L4", "L5"):
+        app.register_player(f"p{seat.lower()}", seat)
+        app.sit_at_table(table_id, f"p{seat.lower()}", seat)
+        taken.add(seat)
+    assert len(taken) == 10
+    app.withdraw_bank(table_id, "ann")
+    assert app.table(table_id).seat_of("ann") is None
+    assert app.player("ann").table_seats == {} and funds(app, "ann") == (1_000_000, 0)
+
+
+def test_a_banker_who_leaves_between_coups_frees_the_bankers_seat(app: CasinoApplication) -> None:
+    table_id = en_banque(app)
+    app.leave_seat(table_id, "ann")
+    seen = app.table(table_id)
+    assert (seen.seat_of("ann"), "B" in seen.seats, seen.banker) == (None, False, None)
+    app.put_up_bank(table_id, "bob", 20_000)
+    assert app.table(table_id).seat_of("bob") == "B"
+
+
+def test_chemin_de_fer_returns_what_the_bank_does_not_cover_to_the_wallets_at_the_deal(
+    app: CasinoApplication,
+) -> None:
+    round_id = coup(app, chemin_de_fer(app), BANKER_WINS)  # a $100 bank; bob 2, cat 3
+    app.place_bet(round_id, "punto", 9_000, player_id="cat")
+    app.place_bet(round_id, "punto", 4_000, player_id="bob")  # $130 asked of $100
+    assert funds(app, "cat") == (1_000_000, 9_000)
+    app.deal(round_id)
+    assert funds(app, "bob") == (1_000_000 - 4_000, 0)
+    assert funds(app, "cat") == (1_000_000 - 6_000, 0)  # $30 of $90 went back
+    settled: Any = app.round(round_id)
+    assert settled.returned == [
+        {"player_id": "cat", "spot": "punto", "amount_cents": 3_000, "covered_cents": 6_000}
+    ]

@@ -1,6 +1,7 @@
 """A multi-player table (rules.md 2.2), given / when / then: seats, leaving, coups."""
 
 import pytest
+from eventsourcing.domain import Snapshot
 
 from domain.errors import AlreadyAtTable, CoupInProgress, NotSeated, SeatTaken
 from domain.tables.table import Table
@@ -71,3 +72,28 @@ def test_one_coup_at_a_time() -> None:
         table.open_coup("c2")
     assert refused.value.facts == {"round_id": "c1"}
     assert table.status == "in_coup"
+
+
+def test_a_player_moves_to_a_free_seat_and_the_bankers_seat_remembers_the_side_left() -> None:
+    table = given(
+        Table("en_banque", "real", 100, 100_000, 10_000, 5_000_000),
+        lambda t: t.sit("ann", "R3"),
+        lambda t: t.sit("bob", "L1"),
+    )
+    table.move("ann", "B")
+    assert then(table) == [("PlayerMoved", {"player_id": "ann", "from_seat": "R3", "to_seat": "B"})]
+    assert (table.seat_of("ann"), table.banker_side_seat, "R3" in table.seats) == ("B", "R3", False)
+    assert table.play_order() == ["ann", "bob"]  # B first, then the left, then the right
+
+
+def test_a_table_snapshot_from_before_the_bankers_seat_loads_remembering_none() -> None:
+    table = given(Table("en_banque", "real", 100, 100_000, 10_000, 5_000_000),
+                  lambda t: t.sit("ann", "R1"))  # fmt: skip
+    taken = Snapshot.take(table)
+    old_state = {k: v for k, v in taken.state.items() if k not in ("class_version",
+                                                                  "banker_side_seat")}  # fmt: skip
+    old = Snapshot(originator_id=taken.originator_id, originator_version=taken.originator_version,
+                   timestamp=taken.timestamp, topic=taken.topic, state=old_state)  # fmt: skip
+    loaded = old.mutate(None)
+    assert isinstance(loaded, Table)
+    assert (loaded.banker_side_seat, loaded.seats) == (None, {"R1": "ann"})

@@ -328,3 +328,61 @@ def test_leaving_while_owing_a_choice_answers_the_coup_as_the_system_left_it(
     assert left.status_code == 200, left.text
     answered = left.json()["current_round"]
     assert answered == api.get(f"/v1/rounds/{round_id}").json()
+
+
+def test_chemin_de_fer_covers_bets_in_play_order_at_the_deal_and_returns_the_rest(
+    api: Api, store: Store
+) -> None:
+    table_id = table(api, "chemin_de_fer", "ann", "bob", "cat", "dan")  # seats 1-4
+    bank(api, table_id, "ann", "100.00")
+    round_id = coup(api, table_id, BANKER_WINS)
+    alone = bet(api, round_id, "dan", "punto", "101.00")
+    assert (alone.status_code, alone.json()["code"]) == (409, "bank_covered")
+    assert alone.json()["bank"] == "100.00"
+    for player_id, amount in (("dan", "80.00"), ("cat", "50.00"), ("bob", "30.00")):
+        assert bet(api, round_id, player_id, "punto", amount).status_code == 201  # any order
+    assert money(api, "dan")["dan"] == ("1000.00", "80.00")
+    settled = deal(api, round_id)
+    assert settled["returned"] == [
+        {"player_id": "dan", "spot": "punto", "amount": "60.00", "covered": "20.00"}
+    ]
+    assert settled["bets"] == [
+        {"player_id": "bob", "spot": "punto", "amount": "30.00"},
+        {"player_id": "cat", "spot": "punto", "amount": "50.00"},
+        {"player_id": "dan", "spot": "punto", "amount": "20.00"},
+    ]
+    assert settled["playing"]["punto"] == "cat"  # the highest bet that stands
+    assert settled["net"] == {"ann": "95.00", "bob": "-30.00", "cat": "-50.00", "dan": "-20.00"}
+    assert money(api, "dan")["dan"] == ("980.00", "0.00")
+    assert api.get(f"/v1/rounds/{round_id}").json()["returned"] == settled["returned"]
+    assert verify(store, None, lambda _: None).problems == []
+
+
+def test_en_banque_seats_the_banker_at_b_and_takes_bets_on_ones_own_side(
+    api: Api, store: Store
+) -> None:
+    table_id = table(api, "en_banque", "ann", "bob", "cat")  # ann R1, bob L1, cat R2
+    put_up = bank(api, table_id, "ann", "200.00")
+    assert put_up.json()["banker"] == {"player_id": "ann", "seat": "B", "bank": "200.00"}
+    assert [s["seat"] for s in put_up.json()["seats"]] == ["B", "L1", "R2"]
+    at_b = api.post(f"/v1/tables/{table_id}/seats", {"player_id": "dan", "seat": "B"})
+    assert (at_b.status_code, at_b.json()["code"]) == (422, "unknown_seat")
+    round_id = coup(api, table_id, ["10", "K", "9", "8", "2", "K"])  # the banker's natural
+    wrong = bet(api, round_id, "cat", "left", "10.00")
+    assert (wrong.status_code, wrong.json()["code"]) == (409, "wrong_side")
+    assert (wrong.json()["seat"], wrong.json()["side"]) == ("R2", "right")
+    whole = bet(api, round_id, "bob", "left", "200.00")
+    assert (whole.status_code, whole.json()["code"]) == (409, "bank_covered")
+    assert bet(api, round_id, "bob", "both", "150.00").status_code == 201
+    assert bet(api, round_id, "cat", "right", "50.00").status_code == 201
+    full = bet(api, round_id, "cat", "both", "2.00")
+    assert (full.json()["code"], full.json()["uncovered"]) == ("bank_covered", "0.00")
+    assert deal(api, round_id)["bank_after"] == "390.00"  # both lost: $200 less 5%
+    withdrawn = api.post(f"/v1/tables/{table_id}/bank/withdraw", {"player_id": "ann"})
+    assert withdrawn.json()["banker"] is None
+    assert [(s["seat"], s["player_id"]) for s in withdrawn.json()["seats"]] == [
+        ("L1", "bob"),
+        ("R1", "ann"),
+        ("R2", "cat"),
+    ]
+    assert verify(store, None, lambda _: None).problems == []
