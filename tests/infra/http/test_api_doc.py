@@ -1,5 +1,5 @@
 """The prose about the API cannot drift from the OpenAPI document: docs/api-reference.md is
-written from it, and the README's route table names exactly its routes, with only
+written from it, and the route table of docs/guide.md names exactly its routes, with only
 fields its schemas have."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ def document() -> dict[str, Any]:
     return current_document()
 
 
-def readme_routes() -> Iterator[tuple[str, str, str]]:
-    for line in (ROOT / "README.md").read_text().splitlines():
+def guide_routes() -> Iterator[tuple[str, str, str]]:
+    for line in (ROOT / "docs" / "guide.md").read_text().splitlines():
         match = ROW.match(line)
         if match:
             yield match.group(1).lower(), match.group(2), match.group(3)
@@ -34,13 +34,13 @@ def test_docs_api_md_is_written_from_the_document(document: dict[str, Any]) -> N
     assert written == write(document), "docs/api-reference.md is out of date: run `make api-doc`"
 
 
-def test_the_readme_route_table_names_every_route_and_no_other(
+def test_the_guide_route_table_names_every_route_and_no_other(
     document: dict[str, Any],
 ) -> None:
     documented = {(m, p) for p, methods in document["paths"].items() for m in methods}
-    listed = {(method, path) for method, path, _ in readme_routes()}
-    assert not documented - listed, f"routes missing from README.md: {documented - listed}"
-    assert not listed - documented, f"README.md lists routes that are not: {listed - documented}"
+    listed = {(method, path) for method, path, _ in guide_routes()}
+    assert not documented - listed, f"routes missing from docs/guide.md: {documented - listed}"
+    assert not listed - documented, f"docs/guide.md lists routes that are not: {listed - documented}"
 
 
 def names_in(schema: Any, schemas: dict[str, Any], seen: set[str] | None = None) -> set[str]:
@@ -63,11 +63,11 @@ def names_in(schema: Any, schemas: dict[str, Any], seen: set[str] | None = None)
     return found
 
 
-def test_the_fields_the_readme_names_are_in_the_answers_and_bodies(
+def test_the_fields_the_guide_names_are_in_the_answers_and_bodies(
     document: dict[str, Any],
 ) -> None:
     schemas = document["components"]["schemas"]
-    for method, path, what in readme_routes():
+    for method, path, what in guide_routes():
         operation = document["paths"][path][method]
         described = {**operation.get("requestBody", {}), **operation["responses"]}
         known = names_in(described, schemas) | {p["name"] for p in operation.get("parameters", [])}
@@ -78,4 +78,4 @@ def test_the_fields_the_readme_names_are_in_the_answers_and_bodies(
                 if found:
                     named.add(found.group(1))
         unknown = named - known
-        assert not unknown, f"README.md, {method.upper()} {path}: no such field {unknown}"
+        assert not unknown, f"docs/guide.md, {method.upper()} {path}: no such field {unknown}"
