@@ -11,7 +11,7 @@ has the server compare them, in one snapshot that holds both: a merge join of ea
 table with its copy on their primary keys, read in key order (no memory but the
 rows that differ, and only a few examples of them come back). It names what differs
 in the same words and the same examples, in a fifth of the time (the 200,000-event
-log of benchmarks/bench_audit.py: 4.3 s against 0.8 s, docs/architecture.md).
+log of benchmarks/bench_audit.py: 4.3 s against 0.8 s, docs/performance.md).
 """
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ def found_lines(found: dict[str, Any]) -> list[str]:
 
 
 def next_steps(details: dict[str, Any]) -> list[str]:
-    """What the operator does next (docs/api.md, "The log was changed: what to do")."""
+    """What the operator does next (docs/operations.md, "The log was changed: what to do")."""
     steps = [
         "what the events found did stands, as they are (a forged deposit is money in a "
         "wallet): correct it with compensating commands, as any mistake; run `casino audit "

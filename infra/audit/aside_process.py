@@ -23,7 +23,7 @@ never a pass.
 The process also re-derives half the rounds (infra/audit/round_check.py: Share),
 and verify's own process the other half: the round checks were half of
 verify's own process, which set the pace while the other core waited on its pages
-(measured in docs/architecture.md). Its problems come back with the comparison,
+(measured in docs/performance.md). Its problems come back with the comparison,
 even when the comparison fails; a process that ends without answering leaves its
 rounds unchecked, and verify says so.
 """
