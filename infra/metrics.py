@@ -1,6 +1,6 @@
 """Prometheus metrics of one server process, served at GET /metrics.
 
-Every metric is documented in README.md (Metrics). They live in a registry of
+Every metric is documented in docs/operations.md (Metrics). They live in a registry of
 the app's own, not the library's global one, so that two apps in one process
 (the tests make many) never count into each other.
 

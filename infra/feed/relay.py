@@ -183,7 +183,7 @@ def feed_relays(store: Store, feed: str) -> list[FeedRelay]:
 
 
 class FeedCollector(Collector):
-    """The relay's figures at each scrape (README.md, Metrics), from the workers of
+    """The relay's figures at each scrape (docs/operations.md, Metrics), from the workers of
     the server: none while it runs none."""
 
     def __init__(self, workers: Sequence[Any]) -> None:

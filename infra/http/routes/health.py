@@ -131,7 +131,7 @@ def _figures(store: Store) -> tuple[int, int]:
     response_class=Response,
 )
 def metrics(request: Request) -> Response:
-    """Prometheus text format (README.md, Metrics, lists each one)."""
+    """Prometheus text format (docs/operations.md, Metrics, lists each one)."""
     registry: Metrics = request.app.state.metrics
     return Response(registry.exposition(), media_type=CONTENT_TYPE)
 
