@@ -40,7 +40,9 @@ def test_the_guide_route_table_names_every_route_and_no_other(
     documented = {(m, p) for p, methods in document["paths"].items() for m in methods}
     listed = {(method, path) for method, path, _ in guide_routes()}
     assert not documented - listed, f"routes missing from docs/guide.md: {documented - listed}"
-    assert not listed - documented, f"docs/guide.md lists routes that are not: {listed - documented}"
+    assert not listed - documented, (
+        f"docs/guide.md lists routes that are not: {listed - documented}"
+    )
 
 
 def names_in(schema: Any, schemas: dict[str, Any], seen: set[str] | None = None) -> set[str]:
