@@ -8,17 +8,19 @@ Pure functions over plain values. Cards are the canonical strings of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from domain.cards import DECKS_MAX, RANKS, SUITS, InvalidCard
 from domain.errors import InvalidStake, UnknownSpot
 from domain.money import CENTS_PER_DOLLAR, basis_points_half_up, format_cents, fraction_down
+from domain.tables.tableau import Draw, Hands, Over, Step
 
 PLAYER = "player"
 BANKER = "banker"
 TIE = "tie"
 SPOTS: tuple[str, ...] = (PLAYER, BANKER, TIE)
+DEAL_ORDER: tuple[str, ...] = (PLAYER, BANKER, PLAYER, BANKER)  # the first four cards
 OUTCOMES: tuple[str, ...] = (PLAYER, BANKER, TIE)
 
 # A winning banker bet is paid 1:1 less 5% commission.
@@ -130,22 +132,35 @@ class Coup:
         }
 
 
+def punto_banco_tableau(
+    hands: Hands, choices: Mapping[str, str], stakes: Mapping[str, int]
+) -> Step:
+    """Punto banco's tableau, the one every coup without choices is played by: naturals
+    stand, then the Player's and the Banker's fixed rules; nobody ever chooses."""
+    player, banker = hands[PLAYER], hands[BANKER]
+    two_card = (hand_total(player[:2]), hand_total(banker[:2]))
+    if not any(map(is_natural, two_card)):
+        if len(player) == 2 and len(banker) == 2 and player_draws(two_card[0]):
+            return Draw(PLAYER)
+        third = card_value(player[2]) if len(player) == 3 else None
+        if len(banker) == 2 and banker_draws(two_card[1], third):
+            return Draw(BANKER)
+    return Over(outcome_of(hand_total(player), hand_total(banker)))
+
+
 def play_coup(cards: Sequence[str]) -> Coup:
-    """Deal P, B, P, B from `cards`, then the third cards the rules call for.
+    """Deal P, B, P, B from `cards`, then the third cards the tableau calls for.
 
     Cards beyond those the coup uses are ignored.
     """
-    player = [_card_at(cards, 0), _card_at(cards, 2)]
-    banker = [_card_at(cards, 1), _card_at(cards, 3)]
-    player_total, banker_total = hand_total(player), hand_total(banker)
-    if not (is_natural(player_total) or is_natural(banker_total)):
-        player_third_value = None
-        if player_draws(player_total):
-            player.append(_card_at(cards, 4))
-            player_third_value = card_value(player[2])
-        if banker_draws(banker_total, player_third_value):
-            banker.append(_card_at(cards, len(player) + len(banker)))
-    return _finished_coup(player, banker)
+    hands: dict[str, list[str]] = {PLAYER: [], BANKER: []}
+    for position, hand in enumerate(DEAL_ORDER):
+        hands[hand].append(_card_at(cards, position))
+    step = punto_banco_tableau(hands, {}, {})
+    while isinstance(step, Draw):
+        hands[step.hand].append(_card_at(cards, len(hands[PLAYER]) + len(hands[BANKER])))
+        step = punto_banco_tableau(hands, {}, {})
+    return _finished_coup(hands[PLAYER], hands[BANKER])
 
 
 def _card_at(cards: Sequence[str], index: int) -> str:

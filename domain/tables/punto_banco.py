@@ -1,5 +1,5 @@
-"""Punto banco at an American table (rules.md 2, 2.2): the house is the bank; naturals
-stand, then the Player's and the Banker's fixed rules; nobody ever chooses."""
+"""Punto banco at an American table (rules.md 2, 2.2): the house is the bank; its coups
+are played by the one punto banco tableau of domain/baccarat/rules.py."""
 
 from __future__ import annotations
 
@@ -7,33 +7,16 @@ from collections.abc import Mapping
 
 from domain.baccarat.rules import (
     BANKER,
+    DEAL_ORDER,
     PLAYER,
     TIE,
-    banker_draws,
     bet_net_cents,
-    card_value,
-    hand_total,
-    is_natural,
     outcome_of,
-    player_draws,
+    punto_banco_tableau,
 )
-from domain.tables.tableau import Draw, Hands, Over, Step, TableGameRules
+from domain.tables.tableau import TableGameRules
 
 PUNTO_BANCO = "punto_banco"
-
-
-def punto_banco_tableau(
-    hands: Hands, choices: Mapping[str, str], stakes: Mapping[str, int]
-) -> Step:
-    player, banker = hands[PLAYER], hands[BANKER]
-    two_card = (hand_total(player[:2]), hand_total(banker[:2]))
-    if not any(map(is_natural, two_card)):
-        if len(player) == 2 and len(banker) == 2 and player_draws(two_card[0]):
-            return Draw(PLAYER)
-        third = card_value(player[2]) if len(player) == 3 else None
-        if len(banker) == 2 and banker_draws(two_card[1], third):
-            return Draw(BANKER)
-    return Over(outcome_of(hand_total(player), hand_total(banker)))
 
 
 def punto_banco_bet_net(
@@ -48,7 +31,7 @@ PUNTO_BANCO_RULES = TableGameRules(
     name=PUNTO_BANCO,
     seats=tuple(str(seat) for seat in range(1, 16) if seat != 13),
     spots=(PLAYER, BANKER, TIE),
-    deal_order=(PLAYER, BANKER, PLAYER, BANKER),
+    deal_order=DEAL_ORDER,
     tableau=punto_banco_tableau,
     bet_net=punto_banco_bet_net,
 )

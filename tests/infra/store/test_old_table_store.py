@@ -37,18 +37,19 @@ RECEIPT_COLUMNS = (
 )
 
 
-@pytest.fixture
-def old_store(
-    stores: StoreFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Store]:
-    # The open coups' seeds were sealed with the tests' all-zero CASINO_SECRET_KEY.
+def open_sealed_copy(
+    old_store: Path, stores: StoreFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Store:
+    """A copy of a sealed old store (or of its events, seals and receipts in
+    PostgreSQL), opened by today's code."""
+    # The open rounds' seeds were sealed with the tests' all-zero CASINO_SECRET_KEY.
     monkeypatch.setattr(store_module, "PROCESS_SECRET_KEY", bytes(32))
     if stores.backend == "sqlite":
-        shutil.copy(OLD_STORE, tmp_path / "casino.sqlite")
+        shutil.copy(old_store, tmp_path / "casino.sqlite")
     else:
         stores.close(stores.open())  # the schema, made by today's code
         copy_into_postgres(
-            OLD_STORE,
+            old_store,
             stores.schema,
             [
                 ("stored_events", "casino_events", EVENT_COLUMNS, "rowid"),
@@ -56,7 +57,14 @@ def old_store(
                 (RECEIPTS, RECEIPTS, RECEIPT_COLUMNS, "position"),
             ],
         )
-    yield stores.open()
+    return stores.open()
+
+
+@pytest.fixture
+def old_store(
+    stores: StoreFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Store]:
+    yield open_sealed_copy(OLD_STORE, stores, tmp_path, monkeypatch)
 
 
 def as_then(answer: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
