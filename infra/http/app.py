@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from importlib.metadata import version
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -60,6 +61,7 @@ from infra.workers import (
 )
 
 BODY_BYTES_MAX = 64 * 1024
+PACKAGE = "casino-ledger"  # pyproject.toml's name: the document's version is its version
 
 log = get_logger("casino.http")
 
@@ -111,7 +113,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
 
     api = FastAPI(
         title="Casino accounting",
-        version="1.0.0",
+        version=version(PACKAGE),  # as `casino --version` says
         description="Event-sourced wallets, ledgers and game rounds. Amounts are decimal strings.",
         lifespan=lifespan,
         default_response_class=FastJSONResponse,
