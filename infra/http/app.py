@@ -114,7 +114,9 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api = FastAPI(
         title="Casino accounting",
         version=version(PACKAGE),  # as `casino --version` says
-        description="Event-sourced wallets, ledgers and game rounds. Amounts are decimal strings.",
+        description="Event-sourced wallets, ledgers and game rounds. Amounts are decimal "
+        "strings. Every GET route answers HEAD (its headers, no body); a 405 lists in "
+        "`Allow` the methods its path takes.",
         lifespan=lifespan,
         default_response_class=FastJSONResponse,
         docs_url=None,  # served offline by add_docs

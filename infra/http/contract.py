@@ -7,8 +7,8 @@ A route declares what it answers and the domain refusals it can meet:
 
 Everything else is read off the route itself, so it cannot drift: the roles its
 `Allow` dependency admits (the bearer security schemes, 401 and 403), whether it
-is a command (the `Idempotency-Key` header; 400, 422 idempotency_key_reused and
-idempotency_key_expired, 503
+is a command (the `Idempotency-Key` header, optional on a PUT, with the pattern
+the server enforces; 400, 422 idempotency_key_reused and idempotency_key_expired, 503
 concurrent_update, receipt_unsealed and log_tampered; `Casino-Position` and
 `Idempotent-Replayed` on its answer),
 whether it reads read models (503 projection_behind), its body and parameters
