@@ -144,6 +144,7 @@ class Protection(FastCopy, Aggregate):
     def exclude(self, kind: str, length: int, now: datetime.datetime) -> dict[str, str]:
         """Exclude from now: a time-out of `length` days, a self-exclusion of `length`
         months. Not while one runs: it cannot be changed or lifted early."""
+        check_exclusion(kind, length)  # what is asked first, then whether it may be
         ends = self.excluded_until(now)
         if ends is not None:
             raise PlayerExcluded(
@@ -352,16 +353,20 @@ def check_limit_cents(cents: int | None) -> None:
         )
 
 
+def check_exclusion(kind: str, length: int) -> None:
+    """An exclusion's kind and length as rules.md 7 lists them; anything else refused."""
+    listed = TIME_OUT_DAYS if kind == TIME_OUT else SELF_EXCLUSION_MONTHS
+    if kind not in (TIME_OUT, SELF_EXCLUSION) or length not in listed:
+        raise UnknownPeriod(
+            f"{kind[:20]} of {length}: a time_out lasts 1-42 days, "
+            "a self_exclusion 6, 12, 24 or 60 months"
+        )
+
+
 def exclusion_end(kind: str, length: int, start: datetime.datetime) -> datetime.datetime:
     """When an exclusion from `start` ends; an unlisted kind or length is refused."""
-    if kind == TIME_OUT and length in TIME_OUT_DAYS:
-        return start + length * DAY
-    if kind == SELF_EXCLUSION and length in SELF_EXCLUSION_MONTHS:
-        return add_months(start, length)
-    raise UnknownPeriod(
-        f"{kind[:20]} of {length}: a time_out lasts 1-42 days, "
-        "a self_exclusion 6, 12, 24 or 60 months"
-    )
+    check_exclusion(kind, length)
+    return start + length * DAY if kind == TIME_OUT else add_months(start, length)
 
 
 def add_months(moment: datetime.datetime, months: int) -> datetime.datetime:

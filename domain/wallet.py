@@ -195,12 +195,7 @@ class Wallet(FastCopy, Aggregate):
 
     def adjust_points(self, change: int, reason: str) -> None:
         """An operator's adjustment: a non-zero whole number of points, with a reason."""
-        if change == 0 or abs(change) > POINTS_CHANGE_MAX:
-            raise InvalidPointsChange(
-                f"change must be a non-zero whole number of points within ±{POINTS_CHANGE_MAX}"
-            )
-        if not reason.strip() or len(reason) > REASON_LENGTH_MAX:
-            raise InvalidPointsChange(f"a reason of 1-{REASON_LENGTH_MAX} characters is required")
+        check_points_change(change, reason)
         self.change_points(change, "operator", None, reason.strip())
 
     def protect(self) -> None:
@@ -324,6 +319,16 @@ def load_wallet(unit: Unit, player_id: str, mode: str) -> Wallet:
     check_player_id(player_id)
     check_mode(mode)
     return unit.get(Wallet, wallet_uuid(player_id, mode), lambda: unknown_player(player_id))
+
+
+def check_points_change(change: int, reason: str) -> None:
+    """An operator's adjustment of dealer points: non-zero, bounded, with a reason."""
+    if change == 0 or abs(change) > POINTS_CHANGE_MAX:
+        raise InvalidPointsChange(
+            f"change must be a non-zero whole number of points within ±{POINTS_CHANGE_MAX}"
+        )
+    if not reason.strip() or len(reason) > REASON_LENGTH_MAX:
+        raise InvalidPointsChange(f"a reason of 1-{REASON_LENGTH_MAX} characters is required")
 
 
 def check_postings_balance(aggregates: list[Aggregate]) -> None:

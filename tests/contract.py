@@ -5,7 +5,9 @@ the request went to and checks that the document lists the answer's status and
 content type, that every header it calls required is there, and that the body
 matches the documented schema - closed: an object may hold no field the document
 does not name (the published document leaves objects open, so that fields can be
-added). A problem's `code` must be one the document lists for that status.
+added). A problem's `code` must be one the document lists for that status. A HEAD
+is held to its GET's status and headers and must have no body; a 405 must say in
+`Allow` what the path accepts.
 
 So the whole HTTP test suite, which reaches nearly every refusal the server has,
 keeps the document true.
@@ -51,7 +53,11 @@ def check_answer(app: FastAPI, response: httpx.Response) -> None:
     contract = _CONTRACTS.get(id(document))
     if contract is None:
         contract = _CONTRACTS[id(document)] = Contract(document)
-    found = contract.operation(request.method, path)
+    if response.status_code == 405 and "allow" not in response.headers:
+        raise ContractViolation(f"{request.method} {path}: a 405 without Allow")
+    # A HEAD is answered as its GET is, without the body (api.md, Conventions).
+    head = request.method == "HEAD"
+    found = contract.operation("GET" if head else request.method, path)
     if found is None:
         if response.status_code in (404, 405):
             return  # No such route: nothing to hold the answer to.
@@ -65,7 +71,9 @@ def check_answer(app: FastAPI, response: httpx.Response) -> None:
         if header.get("required") and name.lower() not in response.headers:
             raise ContractViolation(f"{where}: required header {name} is missing")
     content = documented.get("content", {})
-    if not content:
+    if head and response.content:
+        raise ContractViolation(f"{where}: a HEAD answered with a body")
+    if not content or head:
         return
     media_type = response.headers.get("content-type", "").split(";")[0].strip()
     if media_type not in content:

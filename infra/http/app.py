@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from importlib.metadata import version
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -20,6 +21,7 @@ from infra.feed.relay import FeedCollector, feed_relays
 from infra.http.auth import key_digests
 from infra.http.contract import document
 from infra.http.docs import add_docs
+from infra.http.methods import HeadAsGet, allowed_methods
 from infra.http.middleware import BodySizeLimit, Deadline, RequestLog
 from infra.http.problems import FIELD_CODES, Problem, from_domain, from_problem, problem_response
 from infra.http.responses import FastJSONResponse
@@ -59,6 +61,7 @@ from infra.workers import (
 )
 
 BODY_BYTES_MAX = 64 * 1024
+PACKAGE = "casino-ledger"  # pyproject.toml's name: the document's version is its version
 
 log = get_logger("casino.http")
 
@@ -110,8 +113,10 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
 
     api = FastAPI(
         title="Casino accounting",
-        version="1.0.0",
-        description="Event-sourced wallets, ledgers and game rounds. Amounts are decimal strings.",
+        version=version(PACKAGE),  # as `casino --version` says
+        description="Event-sourced wallets, ledgers and game rounds. Amounts are decimal "
+        "strings. Every GET route answers HEAD (its headers, no body); a 405 lists in "
+        "`Allow` the methods its path takes.",
         lifespan=lifespan,
         default_response_class=FastJSONResponse,
         docs_url=None,  # served offline by add_docs
@@ -149,6 +154,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     add_docs(api)
     _add_error_handlers(api)
     # The last added runs outermost: every request is logged, refused ones included.
+    api.add_middleware(HeadAsGet, routes=api.router.routes)
     api.add_middleware(StrictJsonBodies)
     api.add_middleware(BodySizeLimit, limit=BODY_BYTES_MAX)
     api.add_middleware(Deadline, seconds=settings.request_deadline_seconds)
@@ -193,9 +199,11 @@ def _add_error_handlers(api: FastAPI) -> None:
         if error.status_code == 404:
             return problem_response(404, "not_found", f"no route {request.url.path[:200]}")
         if error.status_code == 405:
-            return problem_response(
-                405, "method_not_allowed", f"{request.method} is not allowed here"
-            )
+            allowed = ", ".join(allowed_methods(request.app.router.routes, request.scope))
+            detail = f"{request.method} is not allowed here; allowed: {allowed}"
+            refusal = problem_response(405, "method_not_allowed", detail)
+            refusal.headers["Allow"] = allowed
+            return refusal
         return problem_response(error.status_code, "invalid_request", str(error.detail))
 
     @api.exception_handler(SealKeyRetired)

@@ -3,6 +3,10 @@
 Money arrives as decimal strings and leaves here as integer cents (`cents_of`);
 every model refuses unknown fields, and takes types strictly: no string or
 boolean for a number, no string for a boolean. Every string has a length limit.
+
+What can be checked without the state is checked here, by the domain's own rules,
+before the command consults the state: a bad `months` is 422 even for a player
+already excluded, a box of 9 even on a round that is over (api.md, Conventions).
 """
 
 from __future__ import annotations
@@ -12,12 +16,15 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from domain.baccarat.rules import check_chips
+from domain.blackjack.hands import validate_box_number
 from domain.errors import InvalidLimit, InvalidLimits, UnknownPeriod
 from domain.ids import PLAYER_ID_PATTERN
 from domain.money import parse_amount, parse_limit
 from domain.player import DISPLAY_NAME_LENGTH_MAX
+from domain.protection import check_exclusion, check_limit_cents
 from domain.rounds import SHOE_PREFIX_CARDS_MAX
-from domain.wallet import REASON_LENGTH_MAX
+from domain.wallet import REASON_LENGTH_MAX, check_points_change
 
 Mode = Literal["real", "play"]
 PlayerId = Annotated[
@@ -99,6 +106,10 @@ class PointsAdjustment(Body):
     change: int = Field(description="whole points, may be negative", examples=[50])
     reason: str = Field(min_length=1, max_length=REASON_LENGTH_MAX)
 
+    def check(self) -> None:
+        """Refuse (422 invalid_points_change) an adjustment no wallet may take."""
+        check_points_change(self.change, self.reason)
+
 
 # Rounds.
 
@@ -139,7 +150,8 @@ class NewBet(Body):
 
     @property
     def target(self) -> str:
-        return self.spot if self.spot is not None else str(self.box)
+        """The spot, or the box (refused, 422 invalid_box, unless one of 1-5)."""
+        return self.spot if self.spot is not None else str(validate_box_number(self.box))
 
 
 class NewBlackjackRound(Body):
@@ -242,6 +254,13 @@ class PuttingUpTheBank(Body):
         examples=["100.00"],
     )
 
+    @property
+    def cents(self) -> int:
+        """The amount, refused unless whole dollars (422 invalid_amount, invalid_stake)."""
+        cents = cents_of(self.amount)
+        check_chips(cents)  # as every stake at baccarat
+        return cents
+
 
 class Banco(Body):
     player_id: PlayerId
@@ -294,7 +313,9 @@ class NewLimits(Body):
             periods = getattr(self, kind)
             for period in [] if periods is None else sorted(periods.model_fields_set):
                 text = getattr(periods, period)
-                changes[f"{kind}:{period}"] = None if text is None else parse_limit(text)
+                cents = None if text is None else parse_limit(text)
+                check_limit_cents(cents)
+                changes[f"{kind}:{period}"] = cents
         if not changes:
             raise InvalidLimit('name at least one limit, such as {"deposit": {"day": "100.00"}}')
         return changes
@@ -327,4 +348,5 @@ class NewExclusion(Body):
         if length is None or other is not None:
             unit = "days" if self.kind == "time_out" else "months"
             raise UnknownPeriod(f"a {self.kind} names its length in {unit}, and nothing else")
+        check_exclusion(self.kind, length)
         return length

@@ -7,8 +7,8 @@ A route declares what it answers and the domain refusals it can meet:
 
 Everything else is read off the route itself, so it cannot drift: the roles its
 `Allow` dependency admits (the bearer security schemes, 401 and 403), whether it
-is a command (the `Idempotency-Key` header; 400, 422 idempotency_key_reused and
-idempotency_key_expired, 503
+is a command (the `Idempotency-Key` header, optional on a PUT, with the pattern
+the server enforces; 400, 422 idempotency_key_reused and idempotency_key_expired, 503
 concurrent_update, receipt_unsealed and log_tampered; `Casino-Position` and
 `Idempotent-Replayed` on its answer),
 whether it reads read models (503 projection_behind), its body and parameters
@@ -31,7 +31,7 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from domain.errors import DomainError
 from infra.http.answers import Problem
 from infra.http.auth import Allow
-from infra.http.idempotency import KEY_LENGTH_MAX, POSITION_HEADER, CommandOf
+from infra.http.idempotency import KEY_OPTIONAL_METHODS, KEY_PATTERN, POSITION_HEADER, CommandOf
 from infra.http.middleware import REQUEST_ID_LENGTH_MAX
 from infra.http.problems import FIELD_CODES, TITLES, status_of
 from infra.http.reading import min_position
@@ -153,7 +153,9 @@ def traits_of(route: Any, method: str) -> Traits:
             refusals[400].add("malformed_json")
             refusals[422].add("invalid_body")
     if traits.command:
-        refusals[400] |= {"idempotency_key_missing", "invalid_idempotency_key"}
+        refusals[400].add("invalid_idempotency_key")
+        if method not in KEY_OPTIONAL_METHODS:
+            refusals[400].add("idempotency_key_missing")
         refusals[422] |= {"idempotency_key_reused", "idempotency_key_expired"}
         refusals[503] |= {"concurrent_update", "receipt_unsealed", "log_tampered",
                           "seal_key_retired"}  # fmt: skip
@@ -195,7 +197,7 @@ def _complete(operation: dict[str, Any], route: Any, method: str) -> None:
     parameters = operation.setdefault("parameters", [])
     parameters.append(_request_id_parameter())
     if traits.command:
-        parameters.append(_idempotency_key_parameter())
+        parameters.append(_idempotency_key_parameter(method not in KEY_OPTIONAL_METHODS))
     responses = operation["responses"]
     for status, answer in responses.items():
         if status.startswith("2"):
@@ -262,13 +264,15 @@ def _request_id_parameter() -> dict[str, Any]:
     }
 
 
-def _idempotency_key_parameter() -> dict[str, Any]:
+def _idempotency_key_parameter(required: bool) -> dict[str, Any]:
+    optional = "" if required else " (a PUT is idempotent by itself: the key is optional)"
     return {
         "name": "Idempotency-Key",
         "in": "header",
-        "required": True,
+        "required": required,
         "description": "one per intended command, scoped to the API key: a repeat with the "
-        "same body gets the first answer and changes nothing",
-        "schema": {"type": "string", "pattern": f"^[!-~]{{1,{KEY_LENGTH_MAX}}}$"},
+        f"same body gets the first answer and changes nothing{optional}",
+        # The pattern the server enforces (infra/http/idempotency.py), not a copy of it.
+        "schema": {"type": "string", "pattern": KEY_PATTERN.pattern},
         "examples": {"a key": {"value": "deposit-7f3a"}},
     }

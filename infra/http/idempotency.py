@@ -1,4 +1,5 @@
-"""Idempotency-Key handling: every POST and DELETE carries one (api.md, Conventions).
+"""Idempotency-Key handling: every POST and DELETE carries one; a PUT may (api.md,
+Conventions).
 
 The key is scoped to the caller's API key; the fingerprint covers the method,
 the path and the body (parsed, so spacing and key order do not matter). The
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
@@ -27,6 +30,12 @@ from infra.http.strict_json import PARSED_BODY
 T = TypeVar("T")
 P = ParamSpec("P")
 KEY_LENGTH_MAX = 128
+# What a key may be, enforced here and published in the OpenAPI document: 1-128
+# characters each printable when the header's bytes are read as Latin-1 (so "é" sent
+# as UTF-8 passes, and a C1 control byte of "ключ" does not). One definition for both.
+KEY_PATTERN = re.compile(rf"^[ -~\u00a1-\u00ac\u00ae-\u00ff]{{1,{KEY_LENGTH_MAX}}}$")
+# A PUT is idempotent by itself (its body is the state it sets), so it needs no key.
+KEY_OPTIONAL_METHODS = frozenset({"PUT"})
 # Every command's answer names the log position that includes it; a read given that
 # position as `min_position` sees the command's effects (read-your-writes).
 POSITION_HEADER = "Casino-Position"
@@ -71,9 +80,13 @@ class Command:
 
 async def _command(request: Request, principal: Principal) -> Command:
     key = request.headers.get("idempotency-key")
+    if key is None and request.method in KEY_OPTIONAL_METHODS:
+        # A receipt all the same, under a key no one else holds: after a lost
+        # connection it still tells whether the save landed.
+        key = f"unkeyed-put-{uuid.uuid4().hex}"
     if key is None:
         raise Problem(400, "idempotency_key_missing", "send an Idempotency-Key header")
-    if not 1 <= len(key) <= KEY_LENGTH_MAX or not key.isprintable():
+    if KEY_PATTERN.fullmatch(key) is None:
         raise Problem(
             400,
             "invalid_idempotency_key",

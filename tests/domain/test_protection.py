@@ -277,6 +277,15 @@ def test_an_unlisted_exclusion_length_changes_nothing(app: CasinoApplication) ->
     assert app.protection("pat") is None
 
 
+def test_an_unlisted_exclusion_of_a_player_excluded_already_is_refused_as_unlisted(
+    app: CasinoApplication,
+) -> None:
+    app.exclude("pat", "time_out", 3)
+    # What is asked is judged before whether it may be: 3 months is never a length.
+    refused(app, UnknownPeriod, app.exclude, "pat", "self_exclusion", 3)
+    refused(app, PlayerExcluded, app.exclude, "pat", "self_exclusion", 6)
+
+
 @pytest.mark.parametrize(
     ("start", "months", "end"),
     [

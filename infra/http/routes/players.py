@@ -178,6 +178,7 @@ async def adjust_dealer_points(
     command: Command = Depends(operator_command),
 ) -> JSONResponse:
     """An operator adjusts a wallet's dealer points, with a reason."""
+    body.check()  # before the wallet is read
     outcome = await command.run(
         app_of(request).adjust_points,
         lambda wallet: {"player_id": player_id, "points": wallet.points},

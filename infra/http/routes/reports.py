@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 
@@ -12,6 +12,7 @@ from infra import reports
 from infra.http import answers_reports as a
 from infra.http.auth import REPORT
 from infra.http.contract import answers
+from infra.http.dates import Day
 from infra.http.negotiation import CSV, csv_answer, wants_csv
 from infra.http.problems import Problem
 from infra.http.reading import app_of, min_position, projected
@@ -57,8 +58,9 @@ def liability(request: Request, mode: Literal["real", "play"] = "real") -> dict[
 def commission_report(
     request: Request,
     mode: Literal["real", "play"] = "real",
-    first_day: datetime.date = Query(default=datetime.date.min, alias="from"),
-    last_day: datetime.date = Query(default=datetime.date.max, alias="to"),
+    # Query inside Annotated: as a default, FastAPI would drop Day's own check.
+    first_day: Annotated[Day, Query(alias="from")] = datetime.date.min,
+    last_day: Annotated[Day, Query(alias="to")] = datetime.date.max,
 ) -> dict[str, Any]:
     """P2P commission per UTC day, `from` and `to` inclusive (YYYY-MM-DD)."""
     _check_days(first_day, last_day)
@@ -89,8 +91,8 @@ VARIANT = Query(
 def revenue_report(
     request: Request,
     mode: Literal["real", "play"] = "real",
-    first_day: datetime.date | None = Query(default=None, alias="from"),
-    last_day: datetime.date | None = Query(default=None, alias="to"),
+    first_day: Annotated[Day | None, Query(alias="from")] = None,
+    last_day: Annotated[Day | None, Query(alias="to")] = None,
     group: Literal["day", "month"] = "day",
 ) -> Any:
     """Stakes, returns, GGR and commission of settled rounds per UTC day or month, game
@@ -112,8 +114,8 @@ def rtp_report(
     game: Literal["baccarat", "blackjack"],
     variant: str | None = VARIANT,
     mode: Literal["real", "play"] = "real",
-    first_day: datetime.date | None = Query(default=None, alias="from"),
-    last_day: datetime.date | None = Query(default=None, alias="to"),
+    first_day: Annotated[Day | None, Query(alias="from")] = None,
+    last_day: Annotated[Day | None, Query(alias="to")] = None,
 ) -> Any:
     """A game's actual return to player over its settled rounds (UTC days `from` to
     `to`, inclusive) beside the theoretical one for what was staked on each bet, and a

@@ -114,6 +114,7 @@ async def place_bet(
         e.NoStakeOnBox,
         e.BelowTableMinimum,
         e.BancoCalled,
+        e.NotSeated,  # a player_id other than a one-player round's own
     ),
 )
 async def remove_bet(
@@ -131,7 +132,8 @@ async def remove_bet(
 
 
 @router.delete(
-    "/v1/rounds/{round_id}/bets", **answers(200, Round, *ON_A_ROUND, e.NoBets, e.BancoCalled)
+    "/v1/rounds/{round_id}/bets",
+    **answers(200, Round, *ON_A_ROUND, e.NotSeated, e.NoBets, e.BancoCalled),
 )
 async def cancel_bets(
     round_id: RoundId,
@@ -189,6 +191,7 @@ async def deal(
         e.NotYourDecision,
         e.LossLimitExceeded,
         e.PlayerExcluded,
+        e.NotSeated,  # a player_id other than a one-player round's own
     ),
 )
 async def act(

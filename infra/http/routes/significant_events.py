@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 
@@ -11,6 +11,7 @@ from domain.significant import KIND_PATTERN, stamp
 from infra.http import answers_protection as a
 from infra.http.auth import REPORT
 from infra.http.contract import answers
+from infra.http.dates import Instant
 from infra.http.problems import Problem
 from infra.http.reading import min_position, projected
 from projections import significant_events
@@ -26,8 +27,8 @@ router = APIRouter(
 @router.get("", **answers(200, a.SignificantEventPage))
 def list_significant_events(
     request: Request,
-    since: datetime.datetime | None = Query(default=None, alias="from"),
-    until: datetime.datetime | None = Query(default=None, alias="to"),
+    since: Annotated[Instant | None, Query(alias="from")] = None,
+    until: Annotated[Instant | None, Query(alias="to")] = None,
     kind: str | None = Query(default=None, pattern=KIND_PATTERN.pattern, max_length=40),
     after: int = Query(default=0, ge=0, le=POSITION_MAX, description="position to go on after"),
     limit: int = Query(default=100, ge=1, le=significant_events.PAGE_MAX),

@@ -18,7 +18,7 @@ from domain.tables.table import Table
 from infra.http.answers import MultiPlayerTable
 from infra.http.answers_rounds import Round
 from infra.http.auth import READ
-from infra.http.bodies import Leaving, NewCoup, NewTable, PuttingUpTheBank, Seating, cents_of
+from infra.http.bodies import Leaving, NewCoup, NewTable, PuttingUpTheBank, Seating
 from infra.http.contract import answers
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of
@@ -140,9 +140,7 @@ async def put_up_bank(
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     app = app_of(request)
-    outcome = await command.run(
-        app.put_up_bank, _table(app), table_id, body.player_id, cents_of(body.amount)
-    )
+    outcome = await command.run(app.put_up_bank, _table(app), table_id, body.player_id, body.cents)
     return command.respond(outcome, 201)
 
 

@@ -2,6 +2,7 @@
 keys at the limits, keys that are not plain ASCII, the same key sent at once, and
 a command that succeeds saving no event (its receipt goes to the log as an event)."""
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -110,3 +111,56 @@ def test_an_answer_of_unusual_json_is_replayed_byte_for_byte(api: Api, store: St
     assert again.content == first.content and again.json()["display_name"] == body["display_name"]
     assert again.headers["Idempotent-Replayed"] == "true"
     assert clean(store)
+
+
+def test_a_put_without_a_key_is_applied_and_a_post_without_one_is_refused(
+    api: Api, store: Store, alice: str
+) -> None:
+    body = {"mode": "real", "deposit": {"day": "50.00"}}
+    put = api.client.put("/v1/players/alice/limits", json=body, headers=SERVICE)
+    assert put.status_code == 200, put.text
+    assert put.json()["limits"]["deposit"]["day"] == "50.00"
+    again = api.client.put("/v1/players/alice/limits", json=body, headers=SERVICE)
+    assert again.json()["limits"] == put.json()["limits"]  # the same state, set again
+    posted = api.client.post(
+        "/v1/players/alice/deposits", json={"mode": "real", "amount": "5.00"}, headers=SERVICE
+    )
+    assert (posted.status_code, posted.json()["code"]) == (400, "idempotency_key_missing")
+    assert api.wallet("alice")["balance"] == "100.00"
+    assert clean(store)
+
+
+def test_a_put_with_a_key_is_replayed_and_a_reused_key_is_refused(api: Api, alice: str) -> None:
+    def put(day: str) -> Any:
+        body = {"deposit": {"day": day}}
+        headers = {**SERVICE, "Idempotency-Key": "limits-1"}
+        return api.client.put("/v1/players/alice/limits", json=body, headers=headers)
+
+    assert put("50.00").status_code == 200
+    assert put("50.00").headers["Idempotent-Replayed"] == "true"
+    reused = put("40.00")
+    assert (reused.status_code, reused.json()["code"]) == (422, "idempotency_key_reused")
+
+
+@pytest.mark.parametrize(
+    "key, accepted",
+    [
+        (b"plain-key", True),
+        (b"with space", True),
+        ("é".encode("latin-1") * 3, True),
+        (b"\xa0", False),  # no-break space: not printable
+        (b"\xad", False),  # soft hyphen: a format character
+        (b"\x7f", False),
+        (b"k" * 129, False),
+    ],
+)
+def test_the_published_key_pattern_is_the_one_enforced(
+    api: Api, alice: str, key: bytes, accepted: bool
+) -> None:
+    document = api.client.get("/openapi.json").json()
+    deposit = document["paths"]["/v1/players/{player_id}/deposits"]["post"]
+    published = next(p for p in deposit["parameters"] if p["name"] == "Idempotency-Key")
+    pattern = published["schema"]["pattern"]
+    answer = sent(api, "/v1/players/alice/deposits", key, {"mode": "real", "amount": "1.00"})
+    assert (re.fullmatch(pattern, key.decode("latin-1")) is not None) == accepted
+    assert (answer.status_code == 201) == accepted, answer.text

@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,12 @@ def test_every_route_of_the_app_is_in_the_document(served: tuple[Any, dict[str, 
     documented = {(path, method) for path, method, _ in operations(document)}
     assert routes == documented
     assert len(documented) >= 30
+
+
+def test_the_documents_version_is_the_packages(served: tuple[Any, dict[str, Any]]) -> None:
+    with (Path(__file__).parents[3] / "pyproject.toml").open("rb") as project:
+        declared = tomllib.load(project)["project"]
+    assert served[1]["info"]["version"] == version(declared["name"])
 
 
 def test_schemas_are_named_for_what_they_are(served: tuple[Any, dict[str, Any]]) -> None:

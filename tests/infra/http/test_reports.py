@@ -196,6 +196,38 @@ def test_bad_report_queries_are_a_422_naming_why(api: Api, query: str, code: str
     assert answer.json()["code"] == code
 
 
+def date_parameters(document: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Each GET's query parameters that are dates or instants: path, name, format."""
+    return [
+        (path, parameter["name"], schema["format"])
+        for path, methods in document["paths"].items()
+        for parameter in methods.get("get", {}).get("parameters", [])
+        for schema in [parameter["schema"], *parameter["schema"].get("anyOf", [])]
+        if parameter["in"] == "query" and schema.get("format") in ("date", "date-time")
+    ]
+
+
+def test_every_date_parameter_takes_a_date_and_refuses_a_bare_number(api: Api) -> None:
+    found = date_parameters(api.get("/openapi.json").json())
+    assert {path for path, _, _ in found} >= {
+        "/v1/reports/commission",
+        "/v1/reports/revenue",
+        "/v1/reports/rtp",
+        "/v1/significant-events",
+    }
+    written = {"date": "2026-01-31", "date-time": "2026-01-31T12:00:00Z"}
+    for path, name, form in found:
+        query = f"{path}?game=baccarat&{name}="
+        assert api.get(query + written[form], headers=OPERATOR).status_code == 200, path
+        for number in ("0", "1700000000", "20260131"):
+            refused = api.get(query + number, headers=OPERATOR)
+            assert (refused.status_code, refused.json()["code"]) == (422, "invalid_request"), (
+                path,
+                name,
+                number,
+            )
+
+
 def test_reports_are_for_operators_and_auditors(api: Api) -> None:
     assert api.get("/v1/reports/revenue", headers=SERVICE).status_code == 403
     assert api.get("/v1/reports/rtp?game=baccarat", headers=AUDITOR).status_code == 200
