@@ -302,7 +302,7 @@ def test_verify_and_the_rebuild_command_name_a_read_model_behind_a_view(
     with store.database.write() as cursor:
         cursor.execute("ALTER TABLE wallet_balances RENAME TO wallet_balances_real")
         cursor.execute("CREATE VIEW wallet_balances AS SELECT * FROM wallet_balances_real")
-    report = verify(store, None, lambda _: None, processes=False)
+    report = verify(store, None, lambda _: None)
     assert any("not all plain tables" in problem for problem in report.problems), report.problems
     env = {"CASINO_DATABASE_URL": store.url, "CASINO_POSTGRES_SCHEMA": store.postgres_schema}
     result = CliRunner().invoke(app, ["projections", "rebuild", "--check"], env=env)
