@@ -8,7 +8,7 @@ owners, and each wallet as its events replay to it), the books, the banks, and t
 positions of the events of the rounds still open. The next verify checks that this
 anchor still holds - the event at the position still hashes to the same link on the
 chain's link before it, the last seal still verifies and still covers the events it
-sealed - then reads only what was added since (docs/cli.md, "Incremental verify").
+sealed - then reads only what was added since (docs/operations.md, "Incremental verify").
 
 The file is JSON, versioned (`format`, `version`); one malformed, of another
 version, or of another log (the chain's first link differs) is refused
@@ -17,8 +17,10 @@ version, or of another log (the chain's first link differs) is refused
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -118,7 +120,10 @@ def state_text(state: VerifyState) -> str:
 
 def wallet_mark(store: Store, owner: tuple[str, str], wallet: Any) -> WalletMark:
     """A wallet as the state keeps it: a snapshot, as the library's mapper writes one."""
-    stored = store.app.mapper.to_stored_event(Snapshot.take(wallet))
+    # Stamped with the wallet's last change, not the time of writing: the same wallet
+    # makes the same state, whichever verify writes it.
+    snapshot = dataclasses.replace(Snapshot.take(wallet), timestamp=wallet.modified_on)
+    stored = store.app.mapper.to_stored_event(snapshot)
     return WalletMark(
         player_id=owner[0],
         mode=owner[1],
@@ -261,3 +266,18 @@ def seal_mark(seal: Seal | None) -> SealMark | None:
 
 def tuples(pairs: Mapping[tuple[str, str], int]) -> list[tuple[str, str, int]]:
     return [(table, player, cents) for (table, player), cents in sorted(pairs.items())]
+
+
+def read_state_file(path: Path) -> VerifyState:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise StateRefused(f"cannot be read: {error}") from None
+    return read_state(text)
+
+
+def write_state_file(path: Path, state: VerifyState) -> None:
+    """The state written whole or not at all: a crash leaves the last one as it was."""
+    written = path.with_name(path.name + ".writing")
+    written.write_text(state_text(state), encoding="utf-8")
+    written.replace(path)

@@ -89,10 +89,19 @@ class RoundCheck:
                 self.ended.append((position, aggregate))
 
     def open_positions(self) -> list[int]:
-        """The positions of every event held: the rounds not checked yet, and the
-        wallets' entries for them, in log order."""
-        held = [p for events in self.events.values() for p, _ in events]
-        held += [p for entries in self.entries.values() for p, _ in entries]
+        """The positions of the events of the rounds not over, and of the wallets'
+        entries for them, in log order: what a verify taking up from here reads
+        again. (A round over has every entry it will get once its save is in: it is
+        checked to the end of this pass, as it would be later.)"""
+        over = {aggregate for _, aggregate in self.ended}
+        held = [p for id, events in self.events.items() if id not in over for p, _ in events]
+        over_ids = {str(aggregate) for aggregate in over}
+        held += [
+            p
+            for round_id, entries in self.entries.items()
+            if round_id not in over_ids
+            for p, _ in entries
+        ]
         return sorted(held)
 
     def _check(self, aggregate: Any, over: bool = True) -> None:

@@ -152,6 +152,8 @@ class _Checks:
     rounds: RoundCheck
     after: int = 0  # the position the pass reads after
     wallets: dict[Any, Any] | None = None  # the state's replayed wallets (incremental)
+    open_positions: list[int] = field(default_factory=list)  # as the pass left them
+    due: dict[str, int] = field(default_factory=dict)  # every aggregate's next version
 
 
 def _fresh(
@@ -303,6 +305,10 @@ def _finish(
     witness: _WitnessToCheck | None,
 ) -> None:
     """What the pass found, and the checks made once it is over."""
+    # Carried across to the next verify as the pass left them, before the rounds
+    # still open are checked as they stand (and forgotten).
+    checks.open_positions = checks.rounds.open_positions()
+    checks.due = dict(checks.versions.due)
     found = checks.rounds.finish()
     report.rounds = found.checked
     report.problems += (
@@ -347,7 +353,7 @@ def _state(store: Store, checks: _Checks, up_to: int, since: VerifyState | None)
         link=checks.chain.recomputed,
         seal=resume.seal_mark(checks.sealing.previous),
         keys=resume.keys_mark(checks.sealing.keys),
-        versions=dict(checks.versions.due),
+        versions=checks.due,
         wallets={
             str(wallet): resume.wallet_mark(store, wallets[wallet], replayed)
             for wallet, replayed in checks.wallets.items()
@@ -356,7 +362,7 @@ def _state(store: Store, checks: _Checks, up_to: int, since: VerifyState | None)
         bank_owners={str(wallet): player for wallet, player in checks.banks.owners.items()},
         banks=checks.banks.banks,
         held=resume.tuples(checks.banks.held),
-        open_positions=checks.rounds.open_positions(),
+        open_positions=checks.open_positions,
     )
 
 
