@@ -10,6 +10,7 @@ timed around the call (not the imports). With BENCH_VERIFY_BASE naming a checkou
 an earlier main (`git worktree add /tmp/verify-base a5f856a`), its verify runs on
 the same log in the same run, from that checkout (PYTHONPATH): the ratio of this
 verify's rate to its rate. Figures are ratios (and the rates they come from).
+BENCH_VERIFY=0 skips it.
 """
 
 from __future__ import annotations
@@ -118,6 +119,8 @@ def timed_verify(
 
 
 def run() -> dict[str, float]:
+    if os.environ.get("BENCH_VERIFY", "1") == "0":
+        return {}
     configure_logging("warning")
     figures: dict[str, float] = {}
     long_log, short_log = kept_log(EVENTS), kept_log(NEW_EVENTS)
