@@ -194,6 +194,17 @@ def _taken_up(
     after = seal.last_position if seal is not None else 0
     sealing = SealCheck(stored_seals(store, after=after), public_key, acks)
     sealing.previous, sealing.keys = seal, resume.keys_of(state.keys, public_key)
+    versions, books, banks = _totals(state)
+    rounds, changed = _open_rounds(store, state, versions, books)
+    if rounds is None:
+        return None, changed
+    checks = _Checks(chain, sealing, versions, books, banks, rounds, state.position)
+    checks.wallets = resume.wallets_of(store, state)
+    return checks, []
+
+
+def _totals(state: VerifyState) -> tuple[VersionCheck, BookCheck, BankCheck]:
+    """The versions, books and banks as the state left them."""
     versions, books, banks = VersionCheck(), BookCheck(), BankCheck()
     versions.due = dict(state.versions)
     books.wallets.update(
@@ -203,13 +214,28 @@ def _taken_up(
     banks.owners = {UUID(wallet): player for wallet, player in state.bank_owners.items()}
     banks.banks = dict(state.banks)
     banks.held = {(table, player): cents for table, player, cents in state.held}
+    return versions, books, banks
+
+
+def _open_rounds(
+    store: Store, state: VerifyState, versions: VersionCheck, books: BookCheck
+) -> tuple[RoundCheck | None, list[str]]:
+    """The rounds still open at the anchor, their events read again by position; None
+    and why if they are no longer all there, or cannot be read."""
     rounds = RoundCheck(None, versions, books.wallets)
     decode = EventDecoder(store.app.mapper).decode
-    for event in events_at(store, state.open_positions):  # the rounds still open
-        rounds.add(event.id, decode(*event[:5]))
-    checks = _Checks(chain, sealing, versions, books, banks, rounds, state.position)
-    checks.wallets = resume.wallets_of(store, state)
-    return checks, []
+    found = events_at(store, state.open_positions)
+    try:
+        for event in found:
+            rounds.add(event.id, decode(*event[:5]))
+    except Exception as error:
+        found = []
+        why = f"an event of a round open at it cannot be read: {error!r}"
+    else:
+        why = "events of the rounds open at it were removed"
+    if len(found) != len(state.open_positions):
+        return None, [f"the anchor does not hold at position {state.position}: {why}"]
+    return rounds, []
 
 
 def _verify(
@@ -314,7 +340,10 @@ def _finish(
     report.problems += (
         _outside_the_log(store)
         + checks.chain.finish()
-        + checks.sealing.finish(sealed_store_expected=public_key is not None)
+        # (A state's last seal counts: an incremental verify may read no new seal.)
+        + checks.sealing.finish(
+            sealed_store_expected=public_key is not None and checks.sealing.previous is None
+        )
         + checks.versions.problems.all()
         + checks.books.finish(store, up_to)
         + checks.banks.finish()

@@ -40,6 +40,18 @@ def anchored(store: Store) -> VerifyState:
     return report.state
 
 
+def open_at_the_anchor(store: Store) -> tuple[VerifyState, str]:
+    """Some rounds played, then a house round bet on and not dealt; the state of a
+    full verify then, and the round's id."""
+    play_some_rounds(store)
+    house = store.app.open_house_round("dan", "real", PLAYER_WINS).result
+    assert house is not None
+    store.app.place_bet(house.round_id, "player", 1000)
+    state = full(store).state
+    assert state is not None
+    return state, house.round_id
+
+
 def more_events(store: Store) -> None:
     """Deposits and a house round played to its end, after the anchor."""
     store.app.deposit("dan", "real", 700)
@@ -65,6 +77,12 @@ def test_an_untouched_log_with_new_events_holds_checking_only_the_new_ones(
     assert report.events == head(store) - state.position
     assert report.rounds == 1
     assert report.state is not None and report.state.position == head(store)
+
+
+def test_a_log_with_nothing_new_holds_and_keeps_its_state(store: Store) -> None:
+    state = anchored(store)
+    report = since(store, state)
+    assert (report.problems, report.events, report.state) == ([], 0, state)
 
 
 def test_full_equals_a_full_verify_to_n_then_an_incremental_one_across_open_rounds(
@@ -101,19 +119,15 @@ def test_full_equals_a_full_verify_to_n_then_an_incremental_one_across_open_roun
 def test_a_tampered_payout_of_a_round_open_at_the_anchor_is_named_as_a_full_verify_names_it(
     store: Store, attacker: Attacker
 ) -> None:
-    play_some_rounds(store)
-    house = store.app.open_house_round("dan", "real", PLAYER_WINS).result
-    assert house is not None
-    store.app.place_bet(house.round_id, "player", 1000)
-    state = full(store).state
-    store.app.deal(house.round_id)
+    state, round_id = open_at_the_anchor(store)
+    store.app.deal(round_id)
     paid = attacker.row("casino:BaccaratRound.PayoutMade", -1)
-    assert state is not None and paid.position > state.position
+    assert paid.position > state.position
     attacker.set_state(paid.position, paid.state.replace(b'"net_cents":1000', b'"net_cents":1100'))
     incremental, whole = since(store, state), full(store)
     assert incremental.problems and incremental.problems == whole.problems
     assert named(incremental.problems, f"event at position {paid.position}")
-    assert named(incremental.problems, f"round {house.round_id}")
+    assert named(incremental.problems, f"round {round_id}")
     assert incremental.state is None  # nothing to take up from
 
 
@@ -165,6 +179,17 @@ def test_an_event_removed_under_the_anchor_s_seal_breaks_it(
     attacker.delete_link(first)
     more_events(store)
     assert named(since(store, state).problems, "the anchor does not hold", "not those sealed")
+
+
+def test_an_event_of_a_round_open_at_the_anchor_removed_breaks_it(
+    store: Store, attacker: Attacker
+) -> None:
+    state, round_id = open_at_the_anchor(store)
+    assert state.open_positions
+    store.app.deal(round_id)
+    attacker.delete_event(state.open_positions[0])
+    problems = since(store, state).problems
+    assert named(problems, "the anchor does not hold", "rounds open at it were removed")
 
 
 def test_what_an_incremental_verify_cannot_see_is_said_and_a_full_verify_sees_it(
