@@ -6,8 +6,8 @@ it holds at least EVENTS events; `python -m benchmarks.bench_audit verify URL
 [SCHEMA]` runs the verification in this process and prints its time and peak
 resident memory; `python -m benchmarks.bench_audit rebuild URL [SCHEMA]` does the
 same for `casino projections rebuild --check` (rebuild aside and compare). Both
-print events per second of wall clock and per CPU-second (of this process and its
-children: verify's rebuild aside runs in one; not the database server's). SCHEMA is the PostgreSQL
+print events per second of wall clock and per CPU-second (of this process; not the
+database server's). SCHEMA is the PostgreSQL
 schema (default `public`).
 Not part of `make bench`: filling 100,000 events takes a few minutes.
 """
@@ -62,10 +62,9 @@ def fill(store: Store, events: int) -> int:
 
 
 def _cpu_seconds() -> float:
-    """This process's CPU time and that of its children that have ended (verify's
-    rebuild aside runs in one, infra/audit/aside_process.py)."""
+    """This process's CPU time."""
     times = os.times()
-    return times.user + times.system + times.children_user + times.children_system
+    return times.user + times.system
 
 
 def main() -> None:
@@ -95,11 +94,9 @@ def main() -> None:
             )
         elapsed, cpu = time.perf_counter() - started, _cpu_seconds() - cpu
         peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        child_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(
             f"{done} in {elapsed:.1f} s ({cpu:.1f} s CPU); {count / elapsed:,.0f} events/s, "
             f"{count / cpu:,.0f} per CPU-second; peak RSS {peak_mib:.0f} MiB"
-            f" (a child process's: {child_mib:.0f} MiB)"
         )
     finally:
         store.close()

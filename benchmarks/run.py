@@ -15,6 +15,7 @@ from benchmarks import (
     bench_rounds,
     bench_seals,
     bench_tables,
+    bench_verify,
     bench_wallets,
 )
 
@@ -47,6 +48,11 @@ def main() -> None:
     section(
         "read models: rebuild of a 200,000-event log, and lag under P2P load",
         bench_projections.run(),
+    )
+    section(
+        "audit verify: one process against a5f856a's two (BENCH_VERIFY_BASE=its checkout),"
+        " and incremental against full (BENCH_VERIFY=0 skips)",
+        bench_verify.run(),
     )
     section(
         "load over HTTP: casino serve on PostgreSQL at 1-64 clients, beside pgbench"

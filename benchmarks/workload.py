@@ -29,16 +29,18 @@ class Cast:
     tables: list[str]
 
 
-def set_up(store: Store, players: int = 4, tables: int = 2) -> Cast:
+def set_up(store: Store, players: int = 4, tables: int = 2, prefix: str = "") -> Cast:
+    """Players and P2P tables, each name beginning with `prefix` (a second cast on a
+    store that holds one already)."""
     app = store.app
-    names = [f"p{n}" for n in range(players)]
+    names = [f"{prefix}p{n}" for n in range(players)]
     for name in names:
         app.register_player(name, name)
         for mode in MODES:
             app.deposit(name, mode, FUNDS_CENTS)
     table_ids = []
     for n in range(tables):
-        dealer, player = f"d{n}", f"q{n}"
+        dealer, player = f"{prefix}d{n}", f"{prefix}q{n}"
         for name in (dealer, player):
             app.register_player(name, name)
             app.deposit(name, "real", FUNDS_CENTS)

@@ -4,7 +4,7 @@ acknowledge a tail found changed behind the service's back."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
@@ -42,10 +42,24 @@ def audit_verify(
         "holds; default CASINO_WITNESS (a file only if it is there)",
     ),
     as_json: bool = typer.Option(False, "--json", help="print the result as one JSON object"),
+    since: Path | None = typer.Option(
+        None,
+        "--since",
+        help="STATE: check only what was added after the state an earlier verify wrote "
+        "(--state-out), once its anchor still holds; a state malformed or of another "
+        "log exits 2",
+    ),
+    state_out: Path | None = typer.Option(
+        None,
+        "--state-out",
+        help="FILE (the auditor's own, nothing the service writes): where the state for "
+        "the next --since goes, when everything holds",
+    ),
 ) -> None:
     """Replay the store: seals, chain, versions, books, snapshots, every round's cards
-    and payouts."""
+    and payouts; or, with --since, only what was added after an earlier verify."""
     from infra.audit.chain_check import parse_anchor
+    from infra.audit.resume import StateRefused, read_state_file
     from infra.audit.verify import verify
     from infra.checkpoints.check import WitnessNotReadable, witness_to_verify
     from infra.store.seal import SealKeyError, parse_public_key
@@ -59,6 +73,13 @@ def audit_verify(
         raise typer.Exit(USAGE_ERROR) from None
     if key is None and settings.env == "production":
         _refuse_without_a_pinned_key()
+    if since is not None and round_id is not None:
+        typer.echo("--since checks the whole store after its state: not with --round", err=True)
+        raise typer.Exit(USAGE_ERROR)
+    try:
+        state = read_state_file(since) if since is not None else None
+    except StateRefused as refused:
+        _refuse_the_state(since, refused)
     witness_key = settings.witness_public_key.strip()
     try:
         checked, unchecked = witness_to_verify(witness, settings.witness)
@@ -72,16 +93,37 @@ def audit_verify(
     # The log is read once: the rebuild aside it is compared with is fed from that pass.
     total = store.projector.head()
     with progress("verifying events", total, quiet=as_json) as advance:
-        report = verify(store, round_id, advance, anchors, key, checked, witness_key=checkpoint_key)
+        try:
+            report = verify(store, round_id, advance, anchors, key, checked, checkpoint_key, state)
+        except StateRefused as refused:
+            store.close()
+            _refuse_the_state(since, refused)
     store.close()
     if checked is not None:
         checked.close()
     report.notes += [unchecked] if unchecked else []
+    if state_out is not None:
+        report.notes.append(_state_written(state_out, report.state))
     if as_json:
         print_json(_report_json(report))
     else:
         _print_verdict(report, signed=key is not None)
     raise typer.Exit(DISCREPANCY if report.problems else 0)
+
+
+def _refuse_the_state(since: Any, refused: Exception) -> NoReturn:
+    typer.echo(f"--since {since}: {refused}; nothing was checked", err=True)
+    raise typer.Exit(USAGE_ERROR)
+
+
+def _state_written(path: Path, state: Any) -> str:
+    """Write the state for the next --since, if verify found everything holding."""
+    from infra.audit.resume import write_state_file
+
+    if state is None:
+        return f"no state written to {path}: only a verify of the whole store that holds writes one"
+    write_state_file(path, state)
+    return f"state written to {path}: `verify --since` it takes up after position {state.position}"
 
 
 def _refuse_without_a_pinned_key() -> None:
@@ -127,6 +169,8 @@ def _report_json(report: Any) -> dict[str, Any]:
         "notes": report.notes,
         "head": f"{report.head_position}:{report.head_link}",
         "hidden_from": report.hidden_from,
+        "since": report.since,
+        "unseen": report.unseen,
     }
 
 
@@ -139,7 +183,10 @@ def _print_verdict(report: Any, signed: bool) -> None:
         typer.echo(f"note: {note}")
     problems = report.problems
     verdict = "all holds" if not problems else f"{len(problems)} discrepancies"
-    typer.echo(f"checked {report.events} events and {report.rounds} rounds: {verdict}")
+    since = "" if report.since is None else f" after position {report.since}"
+    typer.echo(f"checked {report.events} events{since} and {report.rounds} rounds: {verdict}")
+    for unseen in report.unseen:
+        typer.echo(f"not seen by an incremental verify (a full verify sees it): {unseen}")
     signatures = (
         "signatures checked with the public key"
         if signed

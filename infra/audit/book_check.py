@@ -4,10 +4,11 @@ and every wallet, replayed from its events, agrees with its read models."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from domain import wallet as wallet_topics
-from infra.audit.chain_check import Problems, name_of
+from infra.audit.chain_check import Problems, VersionCheck, name_of
 from infra.audit.snapshot_check import wallet_problems
 from infra.store.store import Store
 from projections import balances
@@ -27,9 +28,12 @@ class BookCheck:
         self.problems = Problems("the books")
         self.wallets: dict[Any, tuple[str, str]] = {}  # wallet id -> (player id, mode)
         self.books: dict[str, dict[str, int]] = {}
+        self.touched: set[Any] = set()  # the wallets with events in this pass
 
     def add(self, position: int, event: Any) -> None:
         note_owner(self.wallets, event)
+        if event.originator_id in self.wallets:
+            self.touched.add(event.originator_id)
         postings = getattr(event, "postings", None)
         if not postings:
             return
@@ -61,10 +65,17 @@ class BookCheck:
                     )
         return self.problems.all()
 
-    def wallet_problems(self, store: Store, up_to: int) -> list[str]:
-        """Every wallet replayed from its events against the read models, when they
-        stand where this pass stopped (infra/audit/snapshot_check.py)."""
+    def wallet_problems(
+        self, store: Store, up_to: int, versions: VersionCheck, start: Mapping[Any, Any] | None
+    ) -> tuple[list[str], dict[Any, Any]]:
+        """Every wallet replayed from its events up to where this pass stopped (from
+        `start`: the wallets of an earlier verify, and only those with events since),
+        compared with the read models when they stand there too
+        (infra/audit/snapshot_check.py); and the wallets replayed."""
         with store.database.read() as cursor:
-            if position_in(cursor) != up_to:
-                return []  # Another moment: the rebuild compare covers it.
-        return wallet_problems(store, self.wallets)
+            here = position_in(cursor) == up_to  # else another moment: the rebuild covers it
+        wallets = self.wallets if start is None else {
+            wallet: self.wallets[wallet] for wallet in self.touched if wallet in self.wallets
+        }  # fmt: skip
+        last = {wallet: versions.due.get(str(wallet), 1) - 1 for wallet in wallets}
+        return wallet_problems(store, wallets, last, start, compare=here)

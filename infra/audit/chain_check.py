@@ -21,15 +21,15 @@ BATCH = 5000  # events per page read: fewer round trips, little more memory
 PROBLEMS_LISTED_MAX = 1_000  # per kind of check; the rest are counted
 
 
-def chain_rows(store: Store, up_to: int) -> Iterator[ChainRow]:
-    """The chain's rows up to a position, in order, each page read while the one
-    before is checked (infra/audit/pages.py)."""
-    for page in prefetched(_chain_pages(store, up_to)):
+def chain_rows(store: Store, up_to: int, after: int = 0) -> Iterator[ChainRow]:
+    """The chain's rows after a position up to another, in order, each page read
+    while the one before is checked (infra/audit/pages.py)."""
+    for page in prefetched(_chain_pages(store, up_to, after)):
         yield from (row for row in page if row.position <= up_to)
 
 
-def _chain_pages(store: Store, up_to: int) -> Iterator[list[ChainRow]]:
-    position = 0
+def _chain_pages(store: Store, up_to: int, after: int) -> Iterator[list[ChainRow]]:
+    position = after
     while position < up_to:
         with store.database.read() as cursor:
             page = event_chain.stored_links(cursor, position, BATCH)

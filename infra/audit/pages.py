@@ -171,3 +171,21 @@ def events_of(pages: Iterator[Sequence[Any]], progress: Callable[[int], None]) -
     for page in prefetched(pages):
         yield from page
         progress(len(page))
+
+
+def events_at(store: Store, positions: Sequence[int]) -> list[LogEvent]:
+    """The events at these positions, in order (those still there), a page at a time."""
+    events, column = log_table(store.database.dialect)
+    ids, found = AggregateIds(), []
+    for start in range(0, len(positions), BATCH):
+        chunk = list(positions[start : start + BATCH])
+        marks = ", ".join("?" * len(chunk))
+        with store.database.read() as cursor:
+            cursor.execute(
+                f"SELECT {column}, originator_id, originator_version, topic, state FROM {events}"
+                f" WHERE {column} IN ({marks}) ORDER BY {column}",
+                chunk,
+            )
+            rows = [(p, str(i), v, t, bytes(state)) for p, i, v, t, state in cursor.fetchall()]
+            found += _log_events(rows, ids)
+    return found

@@ -11,7 +11,6 @@ readers see the old models until it commits, and the log is replayed only once.
 
 from __future__ import annotations
 
-import functools
 import gc
 import shutil
 import tempfile
@@ -22,22 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
 from infra.audit.decoding import EventDecoder
 from infra.audit.pages import AggregateIds, log_pages, prefetched, read_log
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.store import Store
 from projections.base import Cursor, Database, insert_rows
-from projections.check import (
-    comparable_in_the_database,
-    compared_in_the_database,
-    differences,
-    pages,
-    pin,
-    plain_tables,
-    quoted,
-)
+from projections.check import differences, pages, pin, plain_tables, quoted
 from projections.runner import (
     TABLES,
     TRACKING,
@@ -50,9 +39,6 @@ from projections.runner import (
 SCRATCH_POOL_SIZE = 2
 SCRATCH_BATCH_SIZE = 5000
 SWAP_ATTEMPTS_MAX = 20  # The live projector may move on between catching up and locking.
-# The same, between the scratch copy catching up and the snapshot both are compared in;
-# then the snapshot is held while the scratch copy catches up (`compare`).
-SAME_POSITION_ATTEMPTS = 5
 # New objects between two runs of Python's cyclic collector while reading the log.
 GC_OBJECTS_BETWEEN_COLLECTIONS = 100_000
 
@@ -99,72 +85,28 @@ def _feed_from_the_log(store: Store, aside: Aside, progress: Callable[[int], Non
 
 def compare(store: Store, scratch: Projector, progress: Callable[[int], None]) -> Comparison:
     """Bring the scratch copy up to the live read models' position, from the log, and
-    compare the two. The scratch copy may have been fed part of the way already
-    (`Projector.feed`); one that went past the live models (rebuilt meanwhile) is
-    not used: a fresh rebuild is compared instead."""
-    if isinstance(store.database, PostgresDatabase) and isinstance(
-        scratch.database, PostgresDatabase
-    ):
-        compared = _compared_in_the_database(
-            store, scratch, store.database.schema, scratch.database.schema, progress
-        )
-        if compared is not None:
-            return compared
+    compare the two, page by page, in one snapshot of the live models (the one
+    compare, projections/check.py). The scratch copy may have been fed part of the
+    way already (`Projector.feed`), never past the live models' position as of then:
+    live models now behind it went back, which no projector does."""
     with store.database.snapshot() as live:
         _read_only(store, live)
         live_schema = _pinned(store, live)
         position = position_in(live, live_schema)
-        ahead = scratch.position() > position
-        if not ahead:
-            while applied := scratch.apply_next_batch(up_to=position):
-                progress(applied)
-            with scratch.database.read() as rebuilt:
-                found = differences(live, rebuilt, TABLES, live_schema)
-    if ahead:  # (outside the snapshot: the fresh rebuild takes one of its own)
-        return rebuild(store, progress, replace=False)
+        if scratch.position() > position:
+            raise WentBack(
+                f"the live read models stand at position {position}, behind the "
+                f"{scratch.position()} they had reached: changed behind the store's back"
+            )
+        while applied := scratch.apply_next_batch(up_to=position):
+            progress(applied)
+        with scratch.database.read() as rebuilt:
+            found = differences(live, rebuilt, TABLES, live_schema)
     return Comparison(position, found)
 
 
-def _compared_in_the_database(
-    store: Store,
-    scratch: Projector,
-    live_schema: str,
-    schema: str,
-    progress: Callable[[int], None],
-) -> Comparison | None:
-    """On PostgreSQL: the scratch copy brought up to the live read models' position,
-    then both compared by the server in one snapshot (projections/check.py:
-    compared_in_the_database), once they stand at the same position in it. None if
-    the live models kept moving on, if the scratch copy is ahead of them, or if the
-    server cannot compare a table with its copy as Python does (a live table
-    altered): `compare` then compares in Python as before, which names each of these
-    as it always has."""
-    for _ in range(SAME_POSITION_ATTEMPTS):
-        with store.database.read() as cursor:
-            _read_only(store, cursor)
-            target = position_in(cursor, _pinned(store, cursor))
-        if scratch.position() > target:
-            return None
-        while applied := scratch.apply_next_batch(up_to=target):
-            progress(applied)
-        try:
-            with store.database.snapshot() as live:
-                _read_only(store, live)
-                if not comparable_in_the_database(live, live_schema, schema, (*TABLES, TRACKING)):
-                    return None
-                live_name, rebuilt_name = quoted(live_schema), quoted(schema)
-                position = position_in(live, live_name)
-                if position == position_in(live, rebuilt_name):
-                    assert isinstance(store.database, PostgresDatabase)  # (the caller's test)
-                    exported = store.database.exported_snapshot(live)
-                    found = compared_in_the_database(
-                        live, live_name, rebuilt_name, TABLES,
-                        beside=functools.partial(store.database.in_snapshot, exported),
-                    )  # fmt: skip
-                    return Comparison(position, found)
-        except psycopg.Error:
-            return None
-    return None
+class WentBack(Exception):
+    """The live read models went back past where a rebuild had been fed to."""
 
 
 class NotPlainTables(Exception):

@@ -50,10 +50,13 @@ class Retention:
 
 
 def check_receipts(
-    database: Database, up_to: int = POSITION_MAX, retention: Retention | None = None
+    database: Database,
+    up_to: int = POSITION_MAX,
+    retention: Retention | None = None,
+    after: int = 0,
 ) -> ReceiptReport:
-    """Check every receipt recorded at a position up to `up_to`, a window at a time;
-    with `retention`, that none lost its answer before its time."""
+    """Check every receipt recorded at a position after `after` up to `up_to`, a
+    window at a time; with `retention`, that none lost its answer before its time."""
     report = ReceiptReport()
     with database.read() as cursor:
         cursor.execute(f"SELECT MIN(first_position), MAX(last_position) FROM {seals.TABLE}")
@@ -65,6 +68,8 @@ def check_receipts(
     start = int(low) if low is not None else 1
     if sealing_began is not None:
         start = min(start, sealing_began)
+    if after:  # an incremental verify: what came before was checked (below 1 too)
+        start = max(start, after + 1)
     window_start = start
     while window_start <= top:
         window_end = min(top, window_start + WINDOW - 1)

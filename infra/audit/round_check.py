@@ -6,16 +6,13 @@ It holds the events of the rounds not over yet, never the whole log: a finished
 round is checked, then forgotten. A later event of a forgotten round then shows as
 one that does not start at version 1 (VersionCheck).
 
-The checks can be shared out between two processes that read the same log
-(infra/audit/aside_process.py): each keeps every round's events as the pass goes
-(so both forget alike, and check the rounds in the same order) but re-derives only
-the rounds of its `Share`. Each problem carries its round's place in that order, so
-the two lists merge into the one a single process makes.
+It knows the position of every event it holds (`open_positions`): what an
+incremental verify reads again to take up the rounds still open where the last
+verify stopped (infra/audit/resume.py).
 """
 
 from __future__ import annotations
 
-import zlib
 from collections import defaultdict, deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,7 +26,7 @@ from domain.blackjack.audit import verify_blackjack_round
 from domain.rounds import WalletEntry
 from domain.tables import coup as coup_topics
 from domain.tables.audit import verify_coup
-from infra.audit.chain_check import PROBLEMS_LISTED_MAX, Problems, VersionCheck
+from infra.audit.chain_check import Problems, VersionCheck
 from projections.round_trail import ENDED
 
 VERIFIERS = {
@@ -43,91 +40,34 @@ VERIFIERS = {
 SAVE_EVENTS_MAX = 10_000
 
 
-@dataclass(frozen=True)
-class Share:
-    """The rounds one process re-derives: those whose id's CRC-32 modulo `of` is in
-    `parts`. CRC-32, not `hash`: two processes must agree, and str hashes are salted
-    per process."""
-
-    parts: frozenset[int]
-    of: int
-
-    def mine(self, round_id: str) -> bool:
-        # surrogatepass: a tampered id may hold a lone surrogate, which still has bytes.
-        spelt = round_id.encode("utf-8", "surrogatepass")
-        return self.of == 1 or zlib.crc32(spelt) % self.of in self.parts
-
-    def rest(self) -> Share:
-        """The other process's share: every round not in this one."""
-        return Share(frozenset(range(self.of)) - self.parts, self.of)
-
-
-EVERY_ROUND = Share(frozenset({0}), 1)
-
-
 @dataclass
 class RoundResults:
-    """What one process's round checks found: how many it checked, and its problems,
-    each with the moment of the pass it was found at (the how-many-th round checked,
-    or round of entries reported: both processes count alike); the first
-    PROBLEMS_LISTED_MAX, and a count of the rest. Plain values: it goes from one
-    process to the other."""
+    """What the round checks found: how many rounds were checked, and the problems."""
 
     checked: int = 0
-    listed: list[tuple[int, str]] = field(default_factory=list)
-    unlisted: int = 0
-
-    def add(self, moment: int, problem: str) -> None:
-        if len(self.listed) < PROBLEMS_LISTED_MAX:
-            self.listed.append((moment, problem))
-        else:
-            self.unlisted += 1
-
-    def merged(self, other: RoundResults) -> RoundResults:
-        """Both, in the order one process checking every round finds them: each
-        process lists its first problems, so the first of both are among them. (A
-        moment is one round's, checked by one process: its problems keep their order.)"""
-        both = sorted(self.listed + other.listed, key=lambda found: found[0])  # stable
-        return RoundResults(
-            self.checked + other.checked,
-            both[:PROBLEMS_LISTED_MAX],
-            self.unlisted + other.unlisted + max(0, len(both) - PROBLEMS_LISTED_MAX),
-        )
+    found: Problems = field(default_factory=lambda: Problems("rounds"))
 
     def problems(self) -> list[str]:
-        found = Problems("rounds")
-        for _, problem in self.listed:
-            found.add(problem)
-        found.unlisted += self.unlisted
-        return found.all()
+        return self.found.all()
 
 
 class RoundCheck:
     """Each round's events and its wallets' entries, until it is over and checked.
     `wallets` is the owner of each wallet opened so far (book_check.py), filled as
-    the pass goes; `versions`, whose rounds are forgotten once checked (none in a
-    process that checks no versions). Entries for a round never seen are reported
-    by the process with `orphans`: verify's own, which has no re-deriving to do for
-    them."""
+    the pass goes; `versions`, whose rounds are forgotten once checked."""
 
     def __init__(
         self,
         only: str | None,
-        versions: VersionCheck | None,
+        versions: VersionCheck,
         wallets: Mapping[Any, tuple[str, str]],
-        share: Share = EVERY_ROUND,
-        orphans: bool = True,
     ) -> None:
         self.only = only
         self.versions = versions
         self.wallets = wallets
-        self.share = share
-        self.orphans = orphans
         self.results = RoundResults()
-        self.left = 0  # rounds of the other share
-        self.moment = 0  # rounds checked or left so far, then rounds of orphan entries
-        self.events: dict[Any, list[Any]] = {}  # by aggregate id
-        self.entries: dict[str, list[WalletEntry]] = defaultdict(list)
+        self.events: dict[Any, list[tuple[int, Any]]] = {}  # by aggregate id
+        self.entries: dict[str, list[tuple[int, WalletEntry]]] = defaultdict(list)
         self.ended: deque[tuple[int, Any]] = deque()
 
     def add(self, position: int, event: Any) -> None:
@@ -140,29 +80,41 @@ class RoundCheck:
             round_id = repr(round_id)  # tampered (a list, say): named as an orphan, no crash
         if owner is not None and round_id is not None and self.only in (None, round_id):
             topic = wallet_topics.topic_of(event)
-            self.entries[round_id].append(WalletEntry(owner[0], topic, event))
+            self.entries[round_id].append((position, WalletEntry(owner[0], topic, event)))
         elif getattr(event, "originator_topic", None) in VERIFIERS:
-            self.events[aggregate] = [event]  # Opened: a new round.
+            self.events[aggregate] = [(position, event)]  # Opened: a new round.
         elif aggregate in self.events:
-            self.events[aggregate].append(event)
+            self.events[aggregate].append((position, event))
             if wallet_topics.topic_of(event) in ENDED:
                 self.ended.append((position, aggregate))
 
+    def open_positions(self) -> list[int]:
+        """The positions of the events of the rounds not over, and of the wallets'
+        entries for them, in log order: what a verify taking up from here reads
+        again. (A round over has every entry it will get once its save is in: it is
+        checked to the end of this pass, as it would be later.)"""
+        over = {aggregate for _, aggregate in self.ended}
+        held = [p for id, events in self.events.items() if id not in over for p, _ in events]
+        over_ids = {str(aggregate) for aggregate in over}
+        held += [
+            p
+            for round_id, entries in self.entries.items()
+            if round_id not in over_ids
+            for p, _ in entries
+        ]
+        return sorted(held)
+
     def _check(self, aggregate: Any, over: bool = True) -> None:
-        events = self.events.pop(aggregate, None)
-        if events is None:
+        held = self.events.pop(aggregate, None)
+        if held is None:
             return  # Ended twice (a tampered log): checked already.
         round_id = str(aggregate)
-        if self.versions is not None:
-            self.versions.forget(round_id)
-        entries = self.entries.pop(round_id, [])
+        self.versions.forget(round_id)
+        entries = [entry for _, entry in self.entries.pop(round_id, [])]
         if self.only not in (None, round_id):
             return
-        self.moment += 1
-        if not self.share.mine(round_id):
-            self.left += 1
-            return
         self.results.checked += 1
+        events = [event for _, event in held]
         try:
             problems = VERIFIERS[events[0].originator_topic](events, entries)
         except Exception as error:  # A tampered round may not even replay.
@@ -173,17 +125,15 @@ class RoundCheck:
                 "or money; the details are withheld until it is over"
             ]
         for problem in problems:
-            self.results.add(self.moment, problem)
+            self.results.found.add(problem)
 
     def finish(self) -> RoundResults:
         ended = {aggregate for _, aggregate in self.ended}
         for aggregate in list(self.events):
             self._check(aggregate, over=aggregate in ended)
-        for round_id, entries in self.entries.items() if self.orphans else ():
-            self.moment += 1
-            for entry in entries:
-                self.results.add(
-                    self.moment,
+        for round_id, entries in self.entries.items():
+            for _, entry in entries:
+                self.results.found.add(
                     f"{entry.player_id}'s wallet posted {entry.topic.rsplit('.', 1)[-1]} "
                     f"(version {entry.event.originator_version}) for round {round_id}, which "
                     "is not in the store, or was over long before",

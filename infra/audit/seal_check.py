@@ -25,9 +25,9 @@ from infra.store.store import Store
 BATCH = 1000
 
 
-def stored_seals(store: Store, up_to: int | None = None) -> Iterator[Seal]:
-    """The store's seals in position order (up to the one covering `up_to`)."""
-    after = 0
+def stored_seals(store: Store, up_to: int | None = None, after: int = 0) -> Iterator[Seal]:
+    """The store's seals in position order, from the first to end after `after` (up
+    to the one covering `up_to`)."""
     while True:
         with store.database.read() as cursor:
             cursor.execute(

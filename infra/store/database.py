@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -20,8 +19,6 @@ SQLITE_BUSY_TIMEOUT_SECONDS = 10.0
 POSTGRES_OPEN_SECONDS = 30  # what a new pool may take to open its first connections
 # One advisory lock serialises the projector's writers, whichever process they run in.
 PROJECTION_LOCK_KEY = 72_010_001
-SNAPSHOT_LOCK_TIMEOUT = "200ms"
-SNAPSHOT_ID = re.compile(r"[0-9A-F]+-[0-9A-F]+-[0-9]+")  # as pg_export_snapshot() spells it
 
 
 class SQLiteDatabase:
@@ -305,35 +302,6 @@ class PostgresDatabase:
 
     def snapshot(self) -> Any:
         return self._transaction(lock=False, repeatable=True)
-
-    @staticmethod
-    def exported_snapshot(cursor: Cursor) -> str:
-        """The id of the cursor's transaction's snapshot, for `in_snapshot`."""
-        cursor.execute("SELECT pg_catalog.pg_export_snapshot()")
-        row = cursor.fetchone()
-        assert row is not None
-        return str(row[0])
-
-    @contextmanager
-    def in_snapshot(self, snapshot_id: str) -> Iterator[Cursor]:
-        """A READ ONLY transaction that sees exactly the snapshot another transaction
-        exported (`exported_snapshot`), while that one is still open. On a
-        connection of its own, outside the pool: the exporting transaction holds one
-        of the pool's, which may have no other (`CASINO_DB_POOL_SIZE=1`). It waits on
-        no lock for long (`SNAPSHOT_LOCK_TIMEOUT`): the tables it reads are locked
-        against change by the exporting transaction already, so a wait means a
-        change queued behind that one, and its caller is better off reading there."""
-        if not SNAPSHOT_ID.fullmatch(snapshot_id):
-            raise ValueError(f"not a snapshot id: {snapshot_id!r}")
-        with (
-            psycopg.connect(self.conninfo, autocommit=True, **self.connect_options) as connection,
-            connection.transaction(),
-        ):
-            cursor = _PostgresCursor(connection.cursor(), self.column_types)
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            cursor.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_id}'")  # no parameters here
-            cursor.execute(f"SET LOCAL lock_timeout = '{SNAPSHOT_LOCK_TIMEOUT}'")
-            yield cursor
 
     def script(self, sql: str) -> None:
         with self.pool.connection() as connection, connection.transaction():
