@@ -127,7 +127,7 @@ def refuse_if_read_only(recorder: Any) -> None:
 
 class SingleTripRecorder(KeepsReceipts, ComposedReads, PostgresApplicationRecorder):
     sealer: Sealer | None = None
-    read_only = False  # a store opened to read (infra/cli_store.py) saves nothing
+    read_only = False  # a store opened to read (infra/cli/store.py) saves nothing
     races_lost = 0  # one-trip saves refused because another process had saved first
     _locked_saves_left = 0
     # The last seal's digest and the log's last position, as this recorder left them.
@@ -366,7 +366,7 @@ def _hex(key_id: UUID) -> str:
 
 class ChainingSQLiteRecorder(KeepsReceipts, SQLiteApplicationRecorder):
     sealer: Sealer | None = None
-    read_only = False  # a store opened to read (infra/cli_store.py) saves nothing
+    read_only = False  # a store opened to read (infra/cli/store.py) saves nothing
 
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
