@@ -51,7 +51,6 @@ from uuid import UUID
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from domain.receipt import CommandReceipt
 from infra.audit.acknowledged import Acknowledgment, acknowledgments
 from infra.audit.aside_process import PROCESS_EVENTS_MIN, AsideProcess, RebuildFailed, cores
 from infra.audit.bank_check import BankCheck
@@ -73,6 +72,7 @@ from infra.audit.seal_check import SealCheck, seal_head, stored_seals
 from infra.audit.snapshot_check import snapshot_problems
 from infra.checkpoints.check import check_witness
 from infra.checkpoints.witnesses import Witness, open_witness
+from infra.commands.receipt import CommandReceipt
 from infra.store import chain as event_chain
 from infra.store import seal as seals
 from infra.store.schema import log_table
@@ -305,7 +305,7 @@ def _outside_problems(
 def _retention(store: Store) -> Retention:
     """The service's retention of answers, and now by its clock."""
     now_ms = int(store.app.clock().timestamp() * 1000)
-    return Retention(store.app.receipt_retention_days, now_ms)
+    return Retention(store.commands.receipt_retention_days, now_ms)
 
 
 def _aside(
