@@ -68,11 +68,11 @@ from nats.aio.client import Client
 from benchmarks import bench_load
 from benchmarks.bench_load import Cast, Connection, Step, Tally
 from benchmarks.bench_rounds import POSTGRES_URL, drop_schemas
-from domain.group_commit import GroupCommitSettings
 from domain.outcome import Receipt
 from domain.wallet import Movement
 from infra.config import Settings
 from infra.logs import configure_logging
+from infra.store.group_commit import GroupCommitSettings
 from infra.store.money_out import MoneyOutCheck
 from infra.store.seal import new_private_key
 from infra.store.store import Store, open_store

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import psycopg
 
-from domain.group_commit import GroupCommitSettings
 from domain.outcome import Receipt
+from infra.store.group_commit import GroupCommitSettings
 from infra.store.store import Store, open_store
 
 POSTGRES_URL = os.environ.get(
@@ -82,7 +82,7 @@ def measured(group_commit: GroupCommitSettings | None) -> dict[str, float]:
     try:
         time.sleep(STATS_FLUSH_SECONDS)
         transactions, cpu = committed_transactions(), postgres_cpu_seconds()
-        committer = store.app.group_commit
+        committer = store.group_commit
         writes_before = committer.counts.transactions if committer else 0
         seconds = deposits_from_threads(store)
         cpu = postgres_cpu_seconds() - cpu

@@ -1,8 +1,9 @@
 """The application: every command the casino takes, each a short method.
 
 A command loads what it needs into its unit, calls one step of its game and
-returns the result; the seam (`domain/seam.py`) saves everything the unit
-touched in one atomic save and runs the method again after a conflict. Round
+returns the result; the application's `commands` (the seam the store builds:
+`infra/commands/seam.py`) save everything the unit touched in one atomic save
+and run the method again after a conflict. Round
 commands find the round by its id and dispatch on its game once, with `match`.
 
     route -> application method -> game step (aggregates, pure rules) -> one save
@@ -33,24 +34,22 @@ from domain.ids import MODES, check_player_id, new_id, player_uuid
 from domain.player import Player, load_player
 from domain.protection import Protection
 from domain.protection_guard import guard
-from domain.queries import CasinoQueries
+from domain.queries import CasinoQueries, Clock
 from domain.rounds import check_certification
 from domain.seal_keys import SealKeys, seal_keys_uuid
-from domain.seam import Sleep
 from domain.settings import GameSettings
 from domain.significant import SEAL_KEY_ROTATED, SignificantEvent
 from domain.tables import bank_steps
 from domain.tables import steps as tables
 from domain.tables.coup import Coup, load_coup
 from domain.tables.table import Table, load_table
-from domain.unit import SecretBox, Unit
+from domain.unit import Unit
 from domain.wallet import Movement, Wallet, load_wallet
-
-Clock = Callable[[], datetime.datetime]
 
 
 class CasinoApplication(CasinoQueries):
-    # The name prefixes the PostgreSQL tables (casino_events); never change it.
+    # The name prefixes the PostgreSQL tables (casino_events); never change it. The
+    # library names each subclass after itself unless it says otherwise.
     name = "casino"
     # A table gains events with every round or coup, a lobby with every match: both
     # load from a snapshot and at most this many events after it (rounds and coups
@@ -74,14 +73,10 @@ class CasinoApplication(CasinoQueries):
         self,
         env: EnvType | None = None,
         games: GameSettings | None = None,
-        sleep: Sleep | None = None,
         clock: Clock | None = None,
-        box: SecretBox | None = None,
     ) -> None:
         self.games = games or GameSettings()
-        # Read in commands, outside every event body, and stored in the events it dates.
-        self.clock = clock or (lambda: datetime.datetime.now(datetime.UTC))
-        super().__init__(env, sleep, box)
+        super().__init__(env, clock)
 
     # Players and wallets.
 

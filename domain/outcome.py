@@ -1,48 +1,13 @@
-"""What a command gives and gets at the seam (`domain/seam.py`): the receipt that makes it
-idempotent, the outcome it returns, and the observer told of what the seam does."""
+"""What a command gives and gets at the seam (`infra/commands/seam.py`): the receipt that
+makes it idempotent and the outcome it returns."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
-
-
-class CommandObserver(Protocol):
-    """Told what the seam does, for metrics; infra passes one in (`CommandSeam.observe`),
-    so the domain counts nothing itself and imports no metrics library."""
-
-    def finished(self, command: str, outcome: str) -> None:
-        """A command ended: `applied`, `replayed`, `refused` (a domain error),
-        `exhausted` (lost every optimistic-concurrency race) or `failed`."""
-        ...
-
-    def retried(self, command: str, reason: str) -> None:
-        """A command runs again: `conflict` (another command saved first), `stale`
-        (it decided on a cached aggregate that had moved on) or `connection`."""
-        ...
-
-    def saved(self, events: int) -> None:
-        """One atomic save wrote this many events (its receipt is not one of them)."""
-        ...
-
-    def snapshot_failed(self) -> None: ...
-
-
-class Unobserved:
-    def finished(self, command: str, outcome: str) -> None:
-        pass
-
-    def retried(self, command: str, reason: str) -> None:
-        pass
-
-    def saved(self, events: int) -> None:
-        pass
-
-    def snapshot_failed(self) -> None:
-        pass
 
 
 @dataclass(frozen=True)

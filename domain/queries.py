@@ -1,20 +1,24 @@
 """The application's queries: each reads the store, never the commands' cache, so it
-sees what any process saved (domain/fresh_reads.py). The commands are in
-domain/application.py, which builds on this."""
+sees what any process saved (infra/commands/fresh_reads.py, through `commands`). The
+commands are in domain/application.py, which builds on this."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 from uuid import UUID
+
+from eventsourcing.application import Application
+from eventsourcing.utils import EnvType
 
 from domain.any_round import Round, round_of
 from domain.baccarat.p2p import P2PTable, load_p2p_table
 from domain.baccarat.round import BaccaratRound
 from domain.blackjack.round import BlackjackRound
+from domain.commands import Commands
 from domain.player import Player, load_player
 from domain.protection import Protection, find_protection
-from domain.seam import CommandSeam
 from domain.tables.coup import Coup
 from domain.tables.table import Table, load_table
 from domain.unit import Unit, answering_unit
@@ -26,10 +30,38 @@ T = TypeVar("T", P2PTable, Table)
 NAMES_KEPT_MAX = 10_000
 
 
-class CasinoQueries(CommandSeam):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+Clock = Callable[[], datetime.datetime]
+
+
+class CasinoQueries(Application[UUID]):
+    name = "casino"  # as the application's (domain/application.py)
+    is_snapshotting_enabled = True
+    # Players gain two events per blackjack round left in play by its deal. Every
+    # long-lived aggregate is snapshotted so that loading it costs the same however
+    # old it is; the application adds its games' (domain/application.py).
+    snapshotting_intervals: ClassVar[dict[type[Any], int]] = {Wallet: 200, Player: 200}
+    # Runs the commands and reads the store: the seam the store builds beside the
+    # application (infra/commands/seam.py) hands itself over here.
+    commands: Commands
+
+    def __init__(self, env: EnvType | None = None, clock: Clock | None = None) -> None:
+        super().__init__(env)
+        # Read in commands, outside every event body, and stored in the events it dates;
+        # receipts are dated by it too.
+        self.clock: Clock = clock or (lambda: datetime.datetime.now(datetime.UTC))
         self._display_names: dict[str, str] = {}
+
+    def reading(self) -> Unit:
+        """A unit for queries: it reads the store, never the commands' cache."""
+        return self.commands.reading()
+
+    def before_save(self, unit: Unit) -> None:
+        """The last look at what a command is about to save; it may refuse it (a domain
+        error) or add to it. The application guards player protection here."""
+
+    def close(self) -> None:
+        self.commands.close()
+        super().close()
 
     def display_name(self, player_id: str) -> str:
         """The player's display name. It is given at registration and never changes
@@ -85,13 +117,13 @@ class CasinoQueries(CommandSeam):
         self, kind: type[T], load: Callable[[Unit, str], T], table_id: str
     ) -> tuple[T, Round | None]:
         """A table and its current round. Where both are kept from an earlier read,
-        one query checks them against the store (domain/fresh_reads.py: `together`);
+        one query checks them against the store (infra/commands/fresh_reads.py: `together`);
         a round the table has moved on to since is read after it."""
         reading = self.reading()
         key = _uuid_or_none(table_id)  # None: `load` refuses it
-        kept = None if key is None else self.fresh.kept(key)
+        kept = None if key is None else self.commands.kept(key)
         if isinstance(kept, kind) and kept.round_id is not None:
-            reading = Unit(self.fresh.together([kept.id, UUID(kept.round_id)]), None)
+            reading = self.commands.reading(together=[kept.id, UUID(kept.round_id)])
         table = load(reading, table_id)
         return table, round_of(reading, table.round_id) if table.round_id else None
 

@@ -12,9 +12,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from domain.errors import InvalidAmount
-from domain.group_commit import GroupCommitSettings
 from domain.money import parse_amount
-from domain.seam import RECEIPT_RETENTION_DAYS, RECEIPT_RETENTION_DAYS_MAX
 from domain.settings import (
     BlackjackHall,
     BlackjackSettings,
@@ -26,6 +24,7 @@ from domain.settings import (
     TableType,
 )
 from infra.checkpoints.witnesses import check_witness_setting
+from infra.commands.seam import RECEIPT_RETENTION_DAYS, RECEIPT_RETENTION_DAYS_MAX
 from infra.feed.target import parse_feed
 from infra.nats_target import is_nats
 from infra.secrets import (
@@ -37,6 +36,7 @@ from infra.secrets import (
     parse_key,
 )
 from infra.store.faults import DEADLINE_SECONDS, DEADLINE_SECONDS_MAX, DEADLINE_SECONDS_MIN
+from infra.store.group_commit import GroupCommitSettings
 from infra.store.seal import parse_private_key, parse_public_key
 
 ROLES = ("service", "operator", "auditor")
@@ -78,7 +78,7 @@ class Settings(BaseSettings):
     request_deadline_seconds: float = Field(
         default=DEADLINE_SECONDS, ge=DEADLINE_SECONDS_MIN, le=DEADLINE_SECONDS_MAX
     )
-    # Group commit (domain/group_commit.py): how long the committer lingers for more
+    # Group commit (infra/store/group_commit.py): how long the committer lingers for more
     # saves after a shared transaction, and how many saves one transaction takes.
     group_commit_wait_ms: float = Field(default=0.0, ge=0, le=50)
     group_commit_max: int = Field(default=64, ge=1, le=1000)

@@ -5,7 +5,7 @@ the app's own, not the library's global one, so that two apps in one process
 (the tests make many) never count into each other.
 
 - HTTP: requests by method, route template and status, and their latency.
-- Commands, told by the seam through its observer hook (`domain/seam.py:
+- Commands, told by the seam through its observer hook (`infra/commands/observer.py:
   CommandObserver`; the domain imports no metrics library): outcomes, retries,
   saves and events written, snapshot failures.
 - The read models, read from the store at each scrape: the log's head, the
@@ -102,7 +102,7 @@ class Metrics:
             child = self._children[key] = metric.labels(*map(str, labels))
         return child
 
-    # The seam's hook (domain/seam.py: CommandObserver).
+    # The seam's hook (infra/commands/observer.py: CommandObserver).
 
     def finished(self, command: str, outcome: str) -> None:
         self._child(self.commands, command, outcome).inc()
@@ -161,14 +161,14 @@ class ProjectionCollector(Collector):
 
 
 class GroupCommitCollector(Collector):
-    """What the group committer did (domain/group_commit.py: BatchCounts), read at each
+    """What the group committer did (infra/store/group_commit.py: BatchCounts), read at each
     scrape: transactions against saves shows how many commands share one."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
 
     def collect(self) -> Iterator[Metric]:
-        committer = self.store.app.group_commit
+        committer = self.store.group_commit
         if committer is None:
             return
         counts = committer.counts

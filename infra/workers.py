@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from domain.receipt_answers import DAY_SECONDS
 from domain.significant import stamp
+from infra.commands.receipt_answers import DAY_SECONDS
 from infra.fault_log import faults
 from infra.logs import get_logger
 from infra.significant import StartRecord, Throttle
@@ -415,7 +415,7 @@ class ReceiptPruner(PeriodicWorker):
         if prune is None:
             return 0
         now_ms = int(now.timestamp() * 1000)
-        retention_ms = self.store.app.receipt_retention_days * DAY_SECONDS * 1000
+        retention_ms = self.store.commands.receipt_retention_days * DAY_SECONDS * 1000
         pruned = int(prune(now_ms - retention_ms, now_ms))
         if pruned:
             log.info("receipts_pruned", receipts=pruned)

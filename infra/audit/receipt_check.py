@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from domain.receipt_answers import DAY_SECONDS
 from infra.audit.chain_check import Problems
+from infra.commands.receipt_answers import DAY_SECONDS
 from infra.store import receipts as receipt_rows
 from infra.store import seal as seals
 from infra.store.database import PostgresDatabase

@@ -54,7 +54,6 @@ from uuid import UUID
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from domain.receipt import CommandReceipt
 from infra.audit import resume
 from infra.audit.acknowledged import Acknowledgment, Acknowledgments, acknowledgments
 from infra.audit.bank_check import BankCheck
@@ -77,6 +76,7 @@ from infra.audit.seal_check import SealCheck, seal_head, stored_seals
 from infra.audit.snapshot_check import snapshot_problems
 from infra.checkpoints.check import check_witness
 from infra.checkpoints.witnesses import Witness, open_witness
+from infra.commands.receipt import CommandReceipt
 from infra.store import chain as event_chain
 from infra.store import seal as seals
 from infra.store.schema import log_table
@@ -452,7 +452,7 @@ def _witness_problems(
 def _retention(store: Store) -> Retention:
     """The service's retention of answers, and now by its clock."""
     now_ms = int(store.app.clock().timestamp() * 1000)
-    return Retention(store.app.receipt_retention_days, now_ms)
+    return Retention(store.commands.receipt_retention_days, now_ms)
 
 
 @contextmanager

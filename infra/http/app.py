@@ -75,7 +75,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     """The app: FastAPI's routing, the store's commands and reads, the workers (with
     `background`), and the middleware that wraps every request."""
     metrics = Metrics(store)
-    store.app.observe(metrics)
+    store.commands.observe(metrics)
     workers: list[PeriodicWorker] = []
     # Refused authentication and failing workers, counted and recorded once an interval,
     # each record written by a thread of its own, never by the event loop.

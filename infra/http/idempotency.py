@@ -60,12 +60,14 @@ class Command:
         *args: P.args,
         **kwargs: P.kwargs,
     ) -> Outcome[T]:
-        """Run the command once per key, to its end, in a worker thread: the seam's
-        (domain/seam.py: `CommandSeam.run`) calls the application's method. A caller
+        """Run the command once per key, to its end, in a worker thread: the application's
+        seam (`app.commands`, infra/commands/seam.py: `CommandSeam.run`) calls its method. A caller
         that goes away cancels this coroutine, never the command: anyio waits for a
         thread it runs, so a command that started lands once or not at all."""
-        seam, receipt = bound.seam, self.receipt(body)
-        return await run_in_threadpool(seam.run, bound.method, receipt, bound.name, args, kwargs)
+        commands, receipt = bound.app.commands, self.receipt(body)
+        return await run_in_threadpool(
+            commands.run, bound.method, receipt, bound.name, args, kwargs
+        )
 
     @staticmethod
     def respond(outcome: Outcome[Any], status: int) -> FastJSONResponse:

@@ -52,8 +52,9 @@ class ComposedReads(PostgresAggregateRecorder):
         self, versions: dict[UUID, int], limit_each: int
     ) -> dict[UUID, list[StoredEvent]] | None:
         """The events after each aggregate's version, for several aggregates in one
-        round trip (domain/fresh_reads.py: `together`); None when the answer was cut
-        short by its limit (`limit_each` for each aggregate), so none may be trusted."""
+        round trip (infra/commands/fresh_reads.py: `together`, as `NewerReads`); None
+        when the answer was cut short by its limit (`limit_each` for each aggregate),
+        so none may be trusted."""
         assert 0 < len(versions) <= TOGETHER_MAX, len(versions)
         statement = self._newer_statements.get(len(versions))
         if statement is None:

@@ -1,6 +1,6 @@
 """Command receipts in a table of their own, sealed with the events they answer for.
 
-A receipt (domain/receipt.py) is written by the recorder in the transaction that
+A receipt (infra/commands/receipt.py) is written by the recorder in the transaction that
 inserts its command's events, one row of `command_receipts`:
 
     key_id        the receipt's id, from the scoped Idempotency-Key (primary key:
@@ -32,7 +32,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
 
-from domain.receipt import CommandReceipt, FoundReceipt, ReceiptRecord
+from infra.commands.receipt import CommandReceipt, FoundReceipt, ReceiptRecord
 from infra.store import seal as seals
 
 TABLE = "command_receipts"
@@ -205,9 +205,9 @@ def found_of(
 
 class KeepsReceipts:
     """What both recorders add to the library's: command receipts in their own table
-    (infra/store/receipts.py), inserted in the events' transaction."""
+    (infra/store/receipts.py), inserted in the events' transaction. The seam finds
+    them by `select_receipt` (infra/commands/receipt_answers.py: `ReceiptsTable`)."""
 
-    keeps_receipts = True
     # Whether the receipts at a position are in the service's own seal; set when the
     # store seals (infra/store/sealed_reads.py), None when it seals nothing.
     receipts_sealed: Callable[[int], bool] | None = None

@@ -26,7 +26,7 @@ positions itself), and the script first checks, under the lock, that the head is
 still that (`expect_log_top`, infra/store/schema.py); if another process saved
 meanwhile it fails with serialization_failure, and the recorder reads the head
 and seals again. Whoever batches several commands into one transaction (group
-commit, domain/group_commit.py) must hand all their events to one
+commit, infra/store/group_commit.py) must hand all their events to one
 `insert_events` call: one seal per transaction. Its command receipts come along
 (`receipts=`), written in the same transaction and covered by its seal
 (infra/store/receipts.py).
@@ -48,7 +48,7 @@ from eventsourcing.utils import retry
 from psycopg import ClientCursor
 from psycopg.sql import SQL, Composed, Identifier, Literal
 
-from domain.receipt import ReceiptRecord
+from infra.commands.receipt import ReceiptRecord
 from infra.store import chain as event_chain
 from infra.store import receipts as receipt_rows
 from infra.store import seal as seals
@@ -127,7 +127,7 @@ def refuse_if_read_only(recorder: Any) -> None:
 
 class SingleTripRecorder(KeepsReceipts, ComposedReads, PostgresApplicationRecorder):
     sealer: Sealer | None = None
-    read_only = False  # a store opened to read (infra/cli_store.py) saves nothing
+    read_only = False  # a store opened to read (infra/cli/store.py) saves nothing
     races_lost = 0  # one-trip saves refused because another process had saved first
     _locked_saves_left = 0
     # The last seal's digest and the log's last position, as this recorder left them.
@@ -366,7 +366,7 @@ def _hex(key_id: UUID) -> str:
 
 class ChainingSQLiteRecorder(KeepsReceipts, SQLiteApplicationRecorder):
     sealer: Sealer | None = None
-    read_only = False  # a store opened to read (infra/cli_store.py) saves nothing
+    read_only = False  # a store opened to read (infra/cli/store.py) saves nothing
 
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any

@@ -4,7 +4,7 @@ The seals let an auditor find an event written behind the service's back
 (infra/audit/seal_check.py), but the service itself loads aggregates by id and
 would act on such an event before any audit runs. Where that would let a forgery
 answer for the service, it asks here first: the command receipt, an answer given
-without running the command (domain/seam.py: `CommandSeam.sealed`; for one of the
+without running the command (infra/commands/seam.py: `CommandSeam.sealed`; for one of the
 receipts table, `receipts_sealed`). The event's
 seal must be signed by the service's key and cover exactly the events standing at
 its positions now, the event among them. An event saved before sealing began (a

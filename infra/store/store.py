@@ -16,14 +16,16 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from eventsourcing.persistence import Notification
 
 from domain.application import CasinoApplication
-from domain.group_commit import GroupCommitSettings
 from domain.settings import GameSettings
 from domain.unit import SecretBox
+from infra.commands.save import insert_of
+from infra.commands.seam import CommandSeam
 from infra.secrets import KEY_BYTES, AesGcmBox
 from infra.store import faults, key_chain
 from infra.store.database import PostgresDatabase, SQLiteDatabase
 from infra.store.factory import APPLICATION_NAME, SESSION_OPTIONS
 from infra.store.faults import StoreTimeouts
+from infra.store.group_commit import GroupCommit, GroupCommitSettings
 from infra.store.money_out import MoneyOutCheck
 from infra.store.recorders import ChainingSQLiteRecorder, SingleTripRecorder
 from infra.store.schema import (
@@ -61,6 +63,14 @@ class Store:
     # With the projector in another process: whether every read waits until the read
     # models have the log's head as of the read (else only the `min_position` asked).
     reads_wait_for_head: bool = False
+    # Gathers concurrent commands' saves into shared transactions; None when off.
+    group_commit: GroupCommit | None = None
+
+    @property
+    def commands(self) -> CommandSeam:
+        """The seam that runs the application's commands (`app.commands`)."""
+        assert isinstance(self.app.commands, CommandSeam)
+        return self.app.commands
 
     def close(self) -> None:
         self.app.close()
@@ -112,20 +122,23 @@ def open_store(
         # aggregate that another process moved on (the seam then reloads it).
         AGGREGATE_CACHE_FASTFORWARD="false",
     )
-    app = CasinoApplication(env=env, games=games, box=box or AesGcmBox(PROCESS_SECRET_KEY))
-    _seal(app, seal_key, database)
-    if app.sealed is not None and not opened_elsewhere:
+    app = CasinoApplication(env=env, games=games)
+    seam = CommandSeam(app, box=box or AesGcmBox(PROCESS_SECRET_KEY))
+    _seal(seam, seal_key, database)
+    if seam.sealed is not None and not opened_elsewhere:
         # The chain of seal keys from the log; a key outside it stops the start here.
         try:
-            key_chain.wire(app, app.sealed, database)  # type: ignore[arg-type]
+            key_chain.wire(app, seam.sealed, database)  # type: ignore[arg-type]
         except key_chain.SealKeyOutsideChain:
             app.close()
             database.close()
             raise
     app.recorder.read_only = opened_elsewhere  # type: ignore[attr-defined]
     faults.guard(app.recorder.datastore)  # type: ignore[attr-defined]
+    committer = None
     if group_commit is not None:
-        app.enable_group_commit(group_commit)
+        committer = GroupCommit(insert_of(app.recorder), group_commit)
+        seam.commit_through(committer)
     # On SQLite the events share the read models' file: the projector reads them in its
     # own transaction. Through the recorder's pool it could wait for a connection held
     # by a command that waits for the write lock the projector holds.
@@ -135,17 +148,19 @@ def open_store(
     )
     if not opened_elsewhere:
         projector.start()
-    return Store(app, database, projector, url, postgres_schema)
+    return Store(app, database, projector, url, postgres_schema, group_commit=committer)
 
 
-def _seal(app: CasinoApplication, key: Ed25519PrivateKey | None, database: Database) -> None:
+def _seal(seam: CommandSeam, key: Ed25519PrivateKey | None, database: Database) -> None:
     sealer = Sealer(key) if key is not None else None
+    app = seam.app
+    assert isinstance(app, CasinoApplication)
     recorder = app.recorder
     assert isinstance(recorder, ChainingSQLiteRecorder | SingleTripRecorder)
     recorder.sealer = sealer
     # A receipt no seal covers is never answered from (infra/store/sealed_reads.py).
     reads = SealedReads(database, recorder, sealer) if sealer else None
-    app.sealed = reads
+    seam.sealed = reads
     recorder.receipts_sealed = reads.receipts_sealed if reads else None
     assert app.snapshots is not None
     signed = SealedSnapshots(app.snapshots.recorder, sealer)
@@ -153,8 +168,8 @@ def _seal(app: CasinoApplication, key: Ed25519PrivateKey | None, database: Datab
     # A withdrawal first checks the wallet's events against the seals (money_out.py).
     app.before_money_leaves = MoneyOutCheck(reads, signed) if reads else None
     # A seed in clear is an old round's, or tampering (domain/rounds.py: unseal).
-    if reads is not None and isinstance(app.box, AesGcmBox):
-        app.box.predates_seals = reads.predates_seals
+    if reads is not None and isinstance(seam.box, AesGcmBox):
+        seam.box.predates_seals = reads.predates_seals
 
 
 def _sqlite(path: str, make: bool = True) -> tuple[SQLiteDatabase, dict[str, str]]:

@@ -23,6 +23,7 @@ from domain.errors import (
 from domain.outcome import Receipt
 from domain.settings import GameSettings
 from domain.wallet import load_wallet
+from infra.commands import with_commands
 
 EXAMPLE = ["10", "K", "3", "10", "10", "Q"]  # rules.md 2.1: the player hand wins
 
@@ -48,7 +49,7 @@ def sleeps() -> list[float]:
 
 @pytest.fixture
 def app(sleeps: list[float]) -> Iterator[CasinoApplication]:
-    application = CasinoApplication(games=GameSettings(test_mode=True), sleep=sleeps.append)
+    application = with_commands(games=GameSettings(test_mode=True), sleep=sleeps.append)
     for name, cents in (("dan", 500_000), ("pat", 10_000)):
         application.register_player(name, name.title())
         application.deposit(name, "real", cents)
@@ -102,7 +103,7 @@ def test_a_conflict_runs_the_command_again_on_fresh_state_after_a_pause(
             app.deposit("pat", "real", 500)  # saved first: this attempt's save conflicts
         wallet.withdraw("t", 100)
 
-    app.run(withdraw_while_another_deposits)
+    app.commands.run(withdraw_while_another_deposits)
     assert attempts == [10_000, 10_500]
     assert len(sleeps) == 1 and 0 <= sleeps[0] <= 0.001
     assert app.wallet("pat", "real").balance_cents == 10_400
@@ -120,7 +121,7 @@ def test_a_refusal_reached_on_state_another_command_moved_on_is_decided_again(
             app.deposit("pat", "real", 500)
         wallet.withdraw("t", 10_500)  # refused on the state first read, not on the new one
 
-    app.run(withdraw_what_a_deposit_just_brought)
+    app.commands.run(withdraw_what_a_deposit_just_brought)
     assert attempts == [10_000, 10_500]
     assert app.wallet("pat", "real").balance_cents == 0
 

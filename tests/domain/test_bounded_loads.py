@@ -13,6 +13,7 @@ from domain.baccarat.p2p import load_p2p_table, lobby_uuid
 from domain.baccarat.round import load_baccarat_round
 from domain.ids import player_uuid, wallet_uuid
 from domain.unit import Unit
+from infra.commands import with_commands
 
 ROUNDS = 10_000
 ROUNDS_PER_SAVE = 500  # rounds played in one unit of work, so the test takes seconds
@@ -51,7 +52,7 @@ def events_read_to_load(app: CasinoApplication, aggregate_id: UUID) -> int:
 
 
 def test_ten_thousand_rounds_at_one_table_leave_every_load_bounded() -> None:
-    app = CasinoApplication(env={"AGGREGATE_CACHE_MAXSIZE": "100"})
+    app = with_commands(env={"AGGREGATE_CACHE_MAXSIZE": "100"})
     for name in ("dan", "pat"):
         app.register_player(name, name)
         app.deposit(name, "real", 10**13)
@@ -60,7 +61,7 @@ def test_ten_thousand_rounds_at_one_table_leave_every_load_bounded() -> None:
     assert table is not None
     app.join_as_player("pat", "real", "II")
     for _ in range(ROUNDS // ROUNDS_PER_SAVE):
-        app.run(lambda unit: play_rounds(app, unit, table.table_id))
+        app.commands.run(lambda unit: play_rounds(app, unit, table.table_id))
     assert app.p2p_table(table.table_id).rounds_played == ROUNDS
     loads = {
         "table": table.id,

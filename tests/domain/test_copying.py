@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import domain.application
-from domain.application import CasinoApplication
 from domain.copying import FastCopy, copied
+from infra.commands import with_commands
 from tests.conftest import seat_p2p_table
 
 ATOMS = st.one_of(
@@ -77,7 +77,7 @@ def test_every_aggregate_copies_with_fastcopy() -> None:
 
 
 def test_a_played_table_and_round_copy_as_their_events_make_them_and_stay_apart() -> None:
-    app = CasinoApplication(env={"AGGREGATE_CACHE_MAXSIZE": "100"})
+    app = with_commands(env={"AGGREGATE_CACHE_MAXSIZE": "100"})
     opened = app.confirm(seat_p2p_table(app, "II"), None).result
     round_id = str(opened.round_id)
     app.place_bet(round_id, "player", 1_000, None)

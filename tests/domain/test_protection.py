@@ -21,6 +21,7 @@ from domain.errors import (
 from domain.protection import Activity, Protection, add_months
 from domain.protection_record import ENTRIES_MAX
 from domain.settings import GameSettings
+from infra.commands import with_commands
 from tests.domain.tables.test_steps import NOW, Clock
 
 DAY = datetime.timedelta(days=1)
@@ -37,7 +38,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def app(clock: Clock) -> Iterator[CasinoApplication]:
-    application = CasinoApplication(games=GameSettings(test_mode=True), clock=clock)
+    application = with_commands(games=GameSettings(test_mode=True), clock=clock)
     application.register_player("pat", "Pat")
     application.deposit("pat", "real", 100_000)
     yield application

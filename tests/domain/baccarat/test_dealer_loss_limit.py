@@ -16,6 +16,7 @@ from domain.application import CasinoApplication
 from domain.errors import LossLimitExceeded
 from domain.protection_record import window_sum
 from domain.settings import GameSettings
+from infra.commands import with_commands
 from tests.domain.tables.test_steps import NOW, Clock
 
 DAY = datetime.timedelta(days=1)
@@ -30,7 +31,7 @@ OUTCOMES = {
 
 def dealing_table(clock: Clock, limit_cents: int, auto_confirm: bool) -> tuple[Any, str]:
     """Dan, who may lose `limit_cents` a day, deals at a type II table; Pat plays there."""
-    app = CasinoApplication(games=GameSettings(test_mode=True), clock=clock)
+    app = with_commands(games=GameSettings(test_mode=True), clock=clock)
     for player in ("dan", "pat"):
         app.register_player(player, player.title())
         app.deposit(player, "real", 10_000_000)

@@ -16,6 +16,7 @@ from domain.rounds import WalletEntry
 from domain.settings import GameSettings
 from domain.tables.audit import verify_coup
 from domain.wallet import topic_of
+from infra.commands import with_commands
 from tests.domain.tables.test_bank_steps import PUNTO_ON_5, chemin_de_fer, coup
 
 PLAYERS = ("ann", "bob", "cat")
@@ -23,7 +24,7 @@ PLAYERS = ("ann", "bob", "cat")
 
 @pytest.fixture
 def app() -> Iterator[CasinoApplication]:
-    application = CasinoApplication(games=GameSettings(test_mode=True))
+    application = with_commands(games=GameSettings(test_mode=True))
     for name in PLAYERS:
         application.register_player(name, name.title())
         application.deposit(name, "real", 1_000_000)

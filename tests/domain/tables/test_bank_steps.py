@@ -22,6 +22,7 @@ from domain.errors import (
     UnknownSeat,
 )
 from domain.settings import GameSettings
+from infra.commands import with_commands
 from tests.domain.tables.test_steps import NOW, Clock
 
 PLAYERS = ("ann", "bob", "cat", "dan")
@@ -43,7 +44,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def app(clock: Clock) -> Iterator[CasinoApplication]:
-    application = CasinoApplication(games=GameSettings(test_mode=True), clock=clock)
+    application = with_commands(games=GameSettings(test_mode=True), clock=clock)
     for name in PLAYERS:
         application.register_player(name, name.title())
         application.deposit(name, "real", 1_000_000)

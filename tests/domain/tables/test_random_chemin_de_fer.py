@@ -17,6 +17,7 @@ from domain.application import CasinoApplication
 from domain.errors import DomainError
 from domain.tables.coup import IN_PLAY, Coup
 from domain.tables.table import Table
+from infra.commands import with_commands
 
 PLAYERS = ("p1", "p2", "p3", "p4")
 START_CENTS = 200_000
@@ -73,7 +74,7 @@ def step(
 def test_the_bank_and_the_books_hold_through_random_sessions(
     first_bank: int, plays: list[tuple[str, str, int]]
 ) -> None:
-    app = CasinoApplication()
+    app = with_commands()
     for player_id in PLAYERS:
         app.register_player(player_id, player_id)
         app.deposit(player_id, "real", START_CENTS)

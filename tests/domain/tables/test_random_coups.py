@@ -13,6 +13,7 @@ from domain.application import CasinoApplication
 from domain.errors import DomainError
 from domain.tables.coup import Coup
 from domain.tables.table import Table
+from infra.commands import with_commands
 
 PLAYERS = tuple(f"p{n}" for n in range(6))
 SEATS = ("1", "2", "3", "5", "8", "14", "15")
@@ -67,7 +68,7 @@ def played(app: CasinoApplication, steps: list[tuple[str, str, str]], dollars: l
 def test_the_house_wins_exactly_what_the_players_lose(
     seated: list[tuple[str, str, str]], steps: list[tuple[str, str, str]], dollars: list[int]
 ) -> None:
-    app = CasinoApplication()
+    app = with_commands()
     for player_id in PLAYERS:
         app.register_player(player_id, player_id)
         app.deposit(player_id, "real", START_CENTS)

@@ -16,6 +16,7 @@ from domain.errors import InvalidPlayerId, NotSeated, NotYourDecision, SeatTaken
 from domain.settings import GameSettings, TableGame, TableSettings
 from domain.tables import games
 from domain.tables.tableau import TableGameRules
+from infra.commands import with_commands
 from tests.domain.tables.test_coup import CHOOSING, FIVE
 
 NOW = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.UTC)
@@ -53,7 +54,7 @@ def app(clock: Clock, monkeypatch: pytest.MonkeyPatch) -> Iterator[CasinoApplica
         "choosing": TableGame("choosing", 8, 8, 100, 100_000),
     }
     settings = GameSettings(tables=TableSettings(games=table_games), test_mode=True)
-    application = CasinoApplication(games=settings, clock=clock)
+    application = with_commands(games=settings, clock=clock)
     for name in ("ann", "bob", "cat"):
         application.register_player(name, name.title())
         application.deposit(name, "real", 100_000)
@@ -81,7 +82,7 @@ def balances(app: CasinoApplication) -> dict[str, tuple[int, int]]:
 
 
 def test_a_seat_is_taken_once_and_exists_at_the_tables_game() -> None:
-    application = CasinoApplication()
+    application = with_commands()
     application.register_player("ann", "Ann")
     application.register_player("bob", "Bob")
     table = application.open_table("punto_banco", "real").result

@@ -49,7 +49,7 @@ def test_a_bank_released_to_its_banker_while_the_table_plays_on_with_it_is_named
     def release_the_bank_behind_the_tables_back(unit: Unit) -> None:
         load_wallet(unit, "ann", "real").release_bank(table_id, None, bank)
 
-    store.app.run(release_the_bank_behind_the_tables_back)
+    store.commands.run(release_the_bank_behind_the_tables_back)
     problems = problems_of(store)
     assert any(
         f"table {table_id}: ann's wallet holds 0 for its bank, the table says 11900" in problem

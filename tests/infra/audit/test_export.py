@@ -294,7 +294,7 @@ def test_parse_time_reads_dates_and_instants_in_utc() -> None:
 def unsealed_seed(store: Store, round_id: str) -> str:
     """The seed of a round still open, opened with the service's key as a deal would."""
     round_: Any = store.app.round(round_id)
-    round_.unseal(store.app.box)
+    round_.unseal(store.commands.box)
     assert round_.seed is not None
     return str(round_.seed)
 

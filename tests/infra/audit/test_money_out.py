@@ -81,7 +81,7 @@ def test_an_honest_wallet_pays_out_and_its_checked_events_are_not_read_again(
     store: Store,
 ) -> None:
     funded(store)
-    reads: Any = store.app.sealed
+    reads: Any = store.commands.sealed
     looked: list[int] = []
     first_unsealed = reads.first_unsealed
     reads.first_unsealed = lambda *args: looked.append(1) or first_unsealed(*args)

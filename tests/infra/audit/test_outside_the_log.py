@@ -14,8 +14,8 @@ import pytest
 
 from domain.errors import ReceiptUnsealed
 from domain.outcome import Receipt
-from domain.receipt import CommandReceipt
 from infra.audit.verify import verify
+from infra.commands.receipt import CommandReceipt
 from infra.store.store import Store
 from tests.conftest import SEAL_KEY
 from tests.infra.audit.test_verify import Attacker, named

@@ -294,7 +294,7 @@ def test_group_commit_seals_each_shared_transaction_once(store: Store) -> None:
     players = [f"p{n}" for n in range(8)]
     for player in players:
         store.app.register_player(player, player)
-    committer = store.app.group_commit
+    committer = store.group_commit
     assert committer is not None
     transactions_before, seals_before = committer.counts.transactions, len(all_seals(store))
 

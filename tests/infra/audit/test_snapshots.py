@@ -11,8 +11,8 @@ from typing import Any
 
 from eventsourcing.domain import Snapshot
 
-from domain.receipt import CommandReceipt
 from infra.audit.verify import verify
+from infra.commands.receipt import CommandReceipt
 from infra.store import seal as seals
 from infra.store.store import Store
 from tests.conftest import SEAL_KEY, StoreFactory

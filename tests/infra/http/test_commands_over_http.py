@@ -111,7 +111,7 @@ def test_a_command_whose_caller_goes_away_while_it_saves_lands_once_and_stops_no
     cancels the route's coroutine while it awaits the save. The save is the committer's
     by then: it lands or not as a whole, the same request again is answered once, and
     every other command goes on."""
-    committer = store.app.group_commit
+    committer = store.group_commit
     assert committer is not None
     insert, entered, released = committer._insert, threading.Event(), threading.Event()
     released.set()

@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Any
 
-from domain.receipt import CommandReceipt
+from infra.commands.receipt import CommandReceipt
 from infra.store.store import Store
 from tests.conftest import AUDITOR, OPERATOR, SERVICE, Api, StoreFactory, every_store_event
 from tests.infra.http.helpers import serving

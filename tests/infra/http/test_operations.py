@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import IntegrityError, OperationalError
 
-from domain import seam
 from domain.wallet import Wallet
+from infra.commands import seam
 from infra.store.store import Store
 from infra.workers import IdleRoundWorker
 from tests.conftest import Api, StoreFactory, eventually, every_store_event
@@ -88,7 +88,7 @@ def test_a_command_that_loses_every_race_is_counted_exhausted(
         raise IntegrityError("another command saved first")
 
     monkeypatch.setattr(store.app.recorder, "insert_events", conflicting)
-    monkeypatch.setattr(store.app, "_sleep", lambda _: None)
+    monkeypatch.setattr(store.commands, "_sleep", lambda _: None)
     answer = api.post("/v1/players/alice/deposits", {"mode": "real", "amount": "1.00"})
     assert (answer.status_code, answer.json()["code"]) == (503, "concurrent_update")
     samples = scrape(api)

@@ -57,7 +57,7 @@ def test_a_command_that_fails_midway_saves_nothing(store: Store) -> None:
         raise RuntimeError("the process died here")
 
     with pytest.raises(RuntimeError):
-        store.app.run(crash_after_changing_the_wallet)
+        store.commands.run(crash_after_changing_the_wallet)
     assert store.app.wallet("alice", "real").balance_cents == 1000
     store.app.withdraw("alice", "real", 400)  # and the cached wallet was not left changed
     assert store.app.wallet("alice", "real").balance_cents == 600
@@ -75,7 +75,7 @@ def test_a_save_whose_postings_do_not_balance_is_refused_whole(store: Store) -> 
         wallet.settle("r1", -500, None)  # the other player's leg is missing
 
     with pytest.raises(UnbalancedPostings):
-        store.app.run(half_a_transfer)
+        store.commands.run(half_a_transfer)
     wallet = store.app.wallet("alice", "real")
     assert (wallet.balance_cents, wallet.held_cents) == (1000, 0)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import domain.fresh_reads as fresh_reads
+import infra.commands.fresh_reads as fresh_reads
 from domain.baccarat.round import BaccaratRound
 from domain.errors import UnknownPlayer, UnknownTable
 from domain.tables.coup import Coup
@@ -43,7 +43,7 @@ def test_a_kept_table_shows_the_round_another_process_played(
 
 
 def test_the_queries_cache_is_bounded(store: Store) -> None:
-    reads = store.app.fresh
+    reads = store.commands.fresh
     reads.kept_max = 3
     for n in range(5):
         store.app.register_player(f"p{n}", f"P{n}")

@@ -28,7 +28,7 @@ def test_concurrent_commands_share_transactions_and_each_lands_once(store: Store
     players = [f"p{n}" for n in range(THREADS)]
     for player in players:
         store.app.register_player(player, player)
-    committer = store.app.group_commit
+    committer = store.group_commit
     assert committer is not None
     before = committer.counts.transactions, committer.counts.saves
 

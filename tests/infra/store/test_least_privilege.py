@@ -16,7 +16,7 @@ import pytest
 import typer
 
 from domain.outcome import Receipt
-from infra.cli_store import open_configured_store
+from infra.cli.store import open_configured_store
 from infra.config import load_settings
 from infra.store import chain as event_chain
 from infra.store import receipts

@@ -1,4 +1,4 @@
-"""Attacks on receipts that are not looked up before the command runs (domain/seam.py
+"""Attacks on receipts that are not looked up before the command runs (infra/commands/seam.py
 `_attempts`), on both stores: concurrent and cross-process duplicates, a key taken
 by either kind of receipt, stale caches, and what the observer is told."""
 
@@ -14,8 +14,8 @@ from eventsourcing.persistence import IntegrityError, OperationalError
 from domain.errors import IdempotencyKeyReused, InsufficientFunds
 from domain.ids import new_id, receipt_uuid
 from domain.outcome import Receipt
-from domain.receipt import CommandReceipt
 from domain.wallet import load_wallet
+from infra.commands.receipt import CommandReceipt
 from infra.store.store import Store, open_store
 from tests.conftest import StoreFactory
 
@@ -44,7 +44,7 @@ class Told:
 
 def told(store: Store) -> Told:
     counts = Told()
-    store.app.observe(counts)
+    store.commands.observe(counts)
     return counts
 
 
@@ -99,7 +99,7 @@ def test_a_receipt_event_of_a_key_that_has_a_row_is_refused_by_the_store(ann: St
 
 def test_a_row_of_a_key_that_has_a_receipt_event_is_refused_by_the_store(ann: Store) -> None:
     said = Receipt("k", "fingerprint", lambda result: {"said": result})
-    ann.app.run(lambda unit: "nothing", said)
+    ann.commands.run(lambda unit: "nothing", said)
     # The same request, whose command now saves an event: its row fails on the key
     again = ann.app.deposit.with_receipt(remembered("k"), "ann", "real", 500)
     assert again.replayed and again.answer == {"said": "nothing"}
@@ -199,7 +199,7 @@ def test_a_save_of_no_event_racing_a_save_of_events_on_one_key_keeps_one_receipt
 
     said = Receipt("race", "fingerprint", lambda result: {"said": result})
     with ThreadPoolExecutor(THREADS) as pool:
-        outcomes = list(pool.map(lambda _: ann.app.run(once, said), range(4 * THREADS)))
+        outcomes = list(pool.map(lambda _: ann.commands.run(once, said), range(4 * THREADS)))
     assert ann.app.wallet("ann", "real").balance_cents == 0
     assert {str(o.answer) for o in outcomes} == {str({"said": "withdrawn"})}
     assert sum(not o.replayed for o in outcomes) == 1
@@ -216,10 +216,10 @@ def test_a_repeat_that_read_a_stale_cached_aggregate_is_replayed_not_retried(
         return pay_ann(unit)
 
     key = Receipt("k", "fingerprint", lambda result: {"said": result})
-    first = other.app.run(pay_ann_as_bob_reads, key)  # the other server caches bob's wallet
+    first = other.commands.run(pay_ann_as_bob_reads, key)  # the other server caches bob's wallet
     ann.app.deposit("bob", "real", 100)  # which is stale now
     counts = told(other)
-    again = other.app.run(pay_ann_as_bob_reads, key)
+    again = other.commands.run(pay_ann_as_bob_reads, key)
     assert_replayed_not_retried(again, first, counts)
     assert ann.app.wallet("ann", "real").balance_cents == 500
 
@@ -230,13 +230,13 @@ def test_a_save_of_no_event_that_loses_its_key_to_a_row_is_replayed_not_retried(
     # The first request saved events (a row); its repeat, saving none, looked for the
     # key while the first was still in flight and found nothing
     said = Receipt("k", "fingerprint", lambda result: {"said": result})
-    first = ann.app.run(pay_ann, said)
+    first = ann.commands.run(pay_ann, said)
     other = stores.open()
     recorder: Any = other.app.recorder
     select = recorder.select_receipt
     recorder.select_receipt = lambda key_id: (setattr(recorder, "select_receipt", select), None)[1]
     counts = told(other)
-    again = other.app.run(lambda unit: "nothing to do", said)
+    again = other.commands.run(lambda unit: "nothing to do", said)
     assert_replayed_not_retried(again, first, counts)
 
 

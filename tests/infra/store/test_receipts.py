@@ -15,8 +15,8 @@ import pytest
 
 from domain.errors import IdempotencyKeyExpired, IdempotencyKeyReused
 from domain.outcome import Receipt
-from domain.receipt import CommandReceipt
 from infra.audit.verify import verify
+from infra.commands.receipt import CommandReceipt
 from infra.store import receipts as receipt_rows
 from infra.store.store import Store
 from infra.workers import ReceiptPruner
@@ -101,7 +101,7 @@ def test_a_key_past_its_retention_is_refused_and_nothing_is_done(ann: Store) -> 
 
 def test_the_retention_is_configurable(ann: Store) -> None:
     deposit(ann, "k1")
-    ann.app.receipt_retention_days = 200
+    ann.commands.receipt_retention_days = 200
     later(ann, 91)
     assert deposit(ann, "k1").replayed
 
@@ -179,8 +179,8 @@ def test_a_repeat_gets_its_first_answer_even_where_the_command_would_now_be_refu
 def test_a_command_that_saves_nothing_keeps_its_receipt_and_answers_a_repeat(ann: Store) -> None:
     # No event to hang a row on: the receipt is an event of the log, one per key still
     said = Receipt("nothing", "fingerprint", lambda result: {"said": result})
-    first = ann.app.run(lambda unit: "nothing to do", said)
-    again = ann.app.run(lambda unit: "something else", said)
+    first = ann.commands.run(lambda unit: "nothing to do", said)
+    again = ann.commands.run(lambda unit: "something else", said)
     assert not first.replayed and again.replayed
     assert again.answer == {"said": "nothing to do"}
     reused = Receipt("nothing", "another request", lambda movement: {"id": movement.transaction_id})
@@ -196,8 +196,8 @@ def quiet(key: str) -> Receipt[Any]:
 
 
 def test_a_request_that_saves_no_event_keeps_its_receipt_and_answers_a_repeat(ann: Store) -> None:
-    first = ann.app.run(lambda unit: None, quiet("q1"))
-    again = ann.app.run(lambda unit: None, quiet("q1"))
+    first = ann.commands.run(lambda unit: None, quiet("q1"))
+    again = ann.commands.run(lambda unit: None, quiet("q1"))
     assert again.replayed and again.answer == first.answer == {"saved": "nothing"}
     with pytest.raises(IdempotencyKeyReused):
         deposit(ann, "q1")
@@ -214,7 +214,7 @@ def test_one_key_is_never_answered_both_by_a_save_with_events_and_one_without(
         deposit(ann, "k1")
 
     with pytest.raises(IdempotencyKeyReused):
-        ann.app.run(saving_nothing_while_the_deposit_lands, quiet("k1"))
+        ann.commands.run(saving_nothing_while_the_deposit_lands, quiet("k1"))
     assert ann.app.wallet("ann", "real").balance_cents == 500
 
 
@@ -223,11 +223,11 @@ def test_one_key_is_never_answered_both_by_a_save_without_events_and_one_with(
 ) -> None:
     # The other order: the deposit is decided while the quiet request lands.
     def deposit_while_the_quiet_request_lands(unit: Any) -> Any:
-        ann.app.run(lambda _: None, quiet("k1"))
+        ann.commands.run(lambda _: None, quiet("k1"))
         return ann.app.deposit._method(ann.app, unit, "ann", "real", 500)
 
     with pytest.raises(IdempotencyKeyReused):
-        ann.app.run(deposit_while_the_quiet_request_lands, remembered("k1"))
+        ann.commands.run(deposit_while_the_quiet_request_lands, remembered("k1"))
     assert ann.app.wallet("ann", "real").balance_cents == 0
 
 

@@ -43,7 +43,7 @@ def test_the_projector_process_seals_what_it_records(
     stores: StoreFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: object
 ) -> None:
     # `casino projections run` records its failures as significant events: sealed
-    from infra.cli_store import open_configured_store
+    from infra.cli.store import open_configured_store
 
     monkeypatch.chdir(str(tmp_path))  # its development seal key goes under ./var
     settings = load_settings(database_url=stores.url, postgres_schema=stores.schema)

@@ -107,7 +107,8 @@ def coup_in_play(store: Store) -> tuple[str, str]:
 def decided_then_saved_after(app: Any, command: Callable[[], T], meanwhile: Callable[[], Any]) -> T:
     """Run `command`, and between its decision and its save, `meanwhile` (another
     command, saved first)."""
-    submit, ran = app.submit, []
+    seam = app.commands
+    submit, ran = seam.submit, []
 
     def first_meanwhile(save: Any) -> Any:
         if not ran:
@@ -115,11 +116,11 @@ def decided_then_saved_after(app: Any, command: Callable[[], T], meanwhile: Call
             meanwhile()
         return submit(save)
 
-    app.submit = first_meanwhile
+    seam.submit = first_meanwhile
     try:
         return command()
     finally:
-        del app.submit
+        del seam.submit
 
 
 def test_a_sit_answered_with_the_coup_neither_waits_on_it_nor_caches_it_stale(
@@ -130,7 +131,7 @@ def test_a_sit_answered_with_the_coup_neither_waits_on_it_nor_caches_it_stale(
     app = store.app
     table_id, round_id = coup_in_play(store)
     retries = Retries()
-    app.observe(retries)
+    store.commands.observe(retries)
     receipt = Receipt("sit-key", "fingerprint", _table(app))
     decided_then_saved_after(
         app,
@@ -150,7 +151,7 @@ def test_a_bet_that_only_read_the_table_leaves_the_newer_table_a_sit_saved_meanw
     table_id, round_id = coup_in_play(store)
     app.register_player("eve", "eve")
     retries = Retries()
-    app.observe(retries)
+    store.commands.observe(retries)
     receipt: Receipt[Any] = Receipt("bet-key", "fingerprint", lambda _: {})
     decided_then_saved_after(  # decided on the table as it was
         app,

@@ -80,9 +80,9 @@ class WalletLedger(RuleBasedStateMachine):
         command = self._on_wallet(player, mode, lambda w: w.hold(round_id, amount))
         if amount > self.available(player, mode):
             with pytest.raises(InsufficientFunds):
-                self.store.app.run(command)
+                self.store.commands.run(command)
             return
-        self.store.app.run(command)
+        self.store.commands.run(command)
         held = self.holds[player, mode]
         held[round_id] = held.get(round_id, 0) + amount
 
@@ -92,7 +92,8 @@ class WalletLedger(RuleBasedStateMachine):
         if held is None:
             return
         amount = held if whole or held == 1 else held // 2
-        self.store.app.run(self._on_wallet(player, mode, lambda w: w.release(round_id, amount)))
+        release = self._on_wallet(player, mode, lambda w: w.release(round_id, amount))
+        self.store.commands.run(release)
         if amount == held:
             del self.holds[player, mode][round_id]
         else:
@@ -105,7 +106,7 @@ class WalletLedger(RuleBasedStateMachine):
             return
         net = data.draw(st.integers(min_value=-held, max_value=2 * held), label="net")
         settle = self._on_wallet(player, mode, lambda w: w.settle(round_id, net, CASINO_BANK))
-        self.store.app.run(settle)
+        self.store.commands.run(settle)
         del self.holds[player, mode][round_id]
         self.balance[player, mode] += net
 

@@ -1,32 +1,46 @@
 """How the seam answers a repeated request: from its key's receipt, and only if that
-receipt is the service's, unexpired and given to the same request (domain/seam.py's
-attempts call these where a repeat would else be saved, refused or run again). And
-the receipt a command leaves: a row for the store's receipts table, or an event."""
+receipt is the service's, unexpired and given to the same request (the seam's
+attempts, infra/commands/seam.py, call these where a repeat would else be saved,
+refused or run again). And the receipt a command leaves: a row for the store's
+receipts table, or an event."""
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 from uuid import UUID
 
-from eventsourcing.application import Application
+from eventsourcing.persistence import StoredEvent
 
 from domain.errors import IdempotencyKeyExpired, IdempotencyKeyReused, ReceiptUnsealed
 from domain.ids import receipt_uuid
 from domain.outcome import Outcome, Receipt
-from domain.receipt import CommandReceipt, FoundReceipt, ReceiptRecord, found_in_log
+from domain.queries import CasinoQueries
+from infra.commands.receipt import CommandReceipt, FoundReceipt, ReceiptRecord, found_in_log
 
 DAY_SECONDS = 86_400
 
 
-class ReceiptAnswers(Application[UUID]):
-    """The seam's half that answers from receipts (domain/seam.py: CommandSeam)."""
+@runtime_checkable
+class ReceiptsTable(Protocol):
+    """A store that keeps receipts in a table of their own (infra/store/receipts.py:
+    `KeepsReceipts`): one receipt per key, whichever kind, found by one query."""
 
+    def select_receipt(self, key_id: UUID) -> FoundReceipt | StoredEvent | None: ...
+
+
+class ReceiptAnswers:
+    """The seam's half that answers from receipts (infra/commands/seam.py: CommandSeam)."""
+
+    app: CasinoQueries
     sealed: Callable[[UUID, int], bool] | None
-    clock: Callable[[], datetime.datetime]
     receipt_retention_days: int
-    _keeps_receipts: bool
+    # The store's receipts table; None where receipts are events of the log.
+    _table: ReceiptsTable | None
+
+    @property
+    def _keeps_receipts(self) -> bool:
+        return self._table is not None
 
     def _replay(self, receipt: Receipt[Any] | None) -> Outcome[Any] | None:
         """The outcome of a repeated request, answered from its key's receipt; None
@@ -34,7 +48,7 @@ class ReceiptAnswers(Application[UUID]):
         earlier = self._earlier_answer(receipt) if receipt is not None else None
         if earlier is None:
             return None
-        head = self.recorder.max_notification_id() or 0
+        head = self.app.recorder.max_notification_id() or 0
         return Outcome(result=None, answer=earlier, replayed=True, position=head)
 
     def _receipts(
@@ -47,7 +61,7 @@ class ReceiptAnswers(Application[UUID]):
         if receipt is None or answer is None:
             return []
         if self._keeps_receipts and any(a.pending_events for a in aggregates):
-            recorded_ms = int(self.clock().timestamp() * 1000)
+            recorded_ms = int(self.app.clock().timestamp() * 1000)
             key_id = receipt_uuid(receipt.key)
             return [ReceiptRecord(key_id, receipt.key, receipt.fingerprint, answer, recorded_ms)]
         aggregates.append(CommandReceipt(receipt.key, receipt.fingerprint, answer))
@@ -65,7 +79,7 @@ class ReceiptAnswers(Application[UUID]):
                 "it was written behind its back; nothing was done (run `casino audit verify`)"
             )
         expires_ms = found.recorded_ms + self.receipt_retention_days * DAY_SECONDS * 1000
-        if found.answer is None or self.clock().timestamp() * 1000 >= expires_ms:
+        if found.answer is None or self.app.clock().timestamp() * 1000 >= expires_ms:
             raise IdempotencyKeyExpired(
                 f"this Idempotency-Key was used more than {self.receipt_retention_days} days "
                 "ago: its answer is no longer kept, and the key cannot be used again; "
@@ -79,14 +93,14 @@ class ReceiptAnswers(Application[UUID]):
 
     def _found_receipt(self, key_id: UUID) -> FoundReceipt | None:
         """The receipt of `key_id`, from the receipts table or the log, in one query."""
-        if self._keeps_receipts:
-            found = self.recorder.select_receipt(key_id)  # type: ignore[attr-defined]
+        if self._table is not None:
+            found = self._table.select_receipt(key_id)
             if found is None or isinstance(found, FoundReceipt):
                 return found
-            event = self.mapper.to_domain_event(found)
+            event = self.app.mapper.to_domain_event(found)
         else:
             # One event, never snapshotted: read straight from the event store.
-            events: list[Any] = list(self.events.get(key_id, limit=1))
+            events: list[Any] = list(self.app.events.get(key_id, limit=1))
             if not events:
                 return None
             event = events[0]

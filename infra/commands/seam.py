@@ -1,5 +1,10 @@
 """The command seam: every command of the application passes `CommandSeam.run`.
 
+The seam is an object of its own beside the application: the store builds it,
+`CommandSeam(app)`, and it hands itself over as `app.commands` (domain/commands.py:
+`Commands`, what the domain needs of it); tests build both with
+`infra.commands.with_commands`.
+
 An application method marked `@command` takes a fresh `Unit`, loads what it
 needs, calls one step of its game and returns a result. The seam then saves
 every aggregate the unit touched in one atomic save, together with the command's
@@ -14,13 +19,12 @@ lost and never applied twice. Retries, batching and sharding belong here.
 
 from __future__ import annotations
 
-import datetime
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
-from typing import Any, ClassVar, ParamSpec, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.application import ProcessingEvent
@@ -30,22 +34,22 @@ from eventsourcing.persistence import (
     InterfaceError,
     OperationalError,
 )
-from eventsourcing.utils import EnvType
 
-from domain.command_cache import cache_saved, forget
 from domain.errors import (
     ConcurrencyExhausted,
     DomainError,
 )
-from domain.fresh_reads import FreshReads
-from domain.group_commit import GroupCommit, GroupCommitSettings, insert_of
-from domain.outcome import CommandObserver, Outcome, Receipt, Unobserved
-from domain.player import Player
-from domain.receipt import ReceiptRecord
-from domain.receipt_answers import ReceiptAnswers
-from domain.seam_steps import Save
-from domain.unit import MemoryBox, SecretBox, Unit, answering, project
-from domain.wallet import Wallet, check_postings_balance
+from domain.outcome import Outcome, Receipt
+from domain.queries import CasinoQueries
+from domain.unit import MemoryBox, SecretBox, answering
+from domain.wallet import check_postings_balance
+from infra.commands.cache import cache_saved, forget
+from infra.commands.fresh_reads import FreshReads
+from infra.commands.observer import CommandObserver, Unobserved
+from infra.commands.receipt import ReceiptRecord
+from infra.commands.receipt_answers import ReceiptAnswers, ReceiptsTable
+from infra.commands.save import Committer, Save, insert_of
+from infra.commands.unit import Unit, project
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -108,17 +112,9 @@ class Attempt:
             raise
 
 
-def _utc_now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
-
-
 class CommandSeam(ReceiptAnswers):
-    name = "casino"
-    is_snapshotting_enabled = True
-    # Players gain two events per blackjack round left in play by its deal. Every
-    # long-lived aggregate is snapshotted so that loading it costs the same however
-    # old it is; the application adds its games' (domain/application.py).
-    snapshotting_intervals: ClassVar[dict[type[Any], int]] = {Wallet: 200, Player: 200}
+    """Runs an application's commands: `app.commands` (domain/commands.py: `Commands`)."""
+
     # Whether the store's seals cover an event (aggregate id, version); set by the
     # store when it seals (infra/store/sealed_reads.py). A receipt is an answer given
     # without running the command, so one no seal covers is never replayed.
@@ -128,49 +124,51 @@ class CommandSeam(ReceiptAnswers):
     receipt_retention_days: int = RECEIPT_RETENTION_DAYS
 
     def __init__(
-        self, env: EnvType | None = None, sleep: Sleep | None = None, box: SecretBox | None = None
+        self, app: CasinoQueries, sleep: Sleep | None = None, box: SecretBox | None = None
     ) -> None:
-        super().__init__(env)
+        self.app = app
         # Seals a round's seed before it is stored (rules.md 5); infra passes one keyed
         # by CASINO_SECRET_KEY (infra/secrets.py).
         self.box: SecretBox = box or MemoryBox()
         self._sleep = sleep or time.sleep  # Between retries; tests may pass one that does not.
-        # When receipts are recorded and expire: the application's clock when it set one.
-        self.clock: Callable[[], datetime.datetime] = getattr(self, "clock", None) or _utc_now
         # A store that keeps receipts in a table of their own (infra/store/receipts.py)
-        # takes them beside the events; else they are events (domain/receipt.py).
-        self._keeps_receipts = bool(getattr(self.recorder, "keeps_receipts", False))
+        # takes them beside the events; else they are events (infra/commands/receipt.py).
+        recorder = app.recorder
+        self._table = recorder if isinstance(recorder, ReceiptsTable) else None
         self.snapshot_failures = 0
         self.observer: CommandObserver = Unobserved()
         # Queries must see what other processes saved: what they keep is brought up to
-        # date with the store on every read (domain/fresh_reads.py). Commands use the
-        # cached repository: a stale cached aggregate fails the optimistic-concurrency
+        # date with the store on every read (infra/commands/fresh_reads.py). Commands use
+        # the cached repository: a stale cached aggregate fails the optimistic-concurrency
         # check, is forgotten, and reloaded.
-        self.fresh = FreshReads(self.events, self.snapshots)
-        self._committer: GroupCommit | None = None
+        self.fresh = FreshReads(app.events, app.snapshots)
+        # Gathers concurrent commands' saves into shared transactions, when the store
+        # hands one over (infra/store/group_commit.py); else each save is inserted at once.
+        self._committer: Committer | None = None
+        app.commands = self
 
     def observe(self, observer: CommandObserver) -> None:
         """Tell `observer` of every command's outcome, retry and save from now on."""
         self.observer = observer
 
-    def reading(self) -> Unit:
-        """A unit for queries: it reads the store, never the commands' cache."""
-        return Unit(self.fresh, None)
+    def reading(self, together: Sequence[UUID] = ()) -> Unit:
+        """A unit for queries: it reads the store, never the commands' cache; those of
+        `together` it keeps are brought up to date in one query where the store can."""
+        return Unit(self.fresh.together(together) if together else self.fresh, None)
 
-    def enable_group_commit(self, settings: GroupCommitSettings) -> None:
-        """Gather concurrent commands' saves into shared transactions from now on."""
-        if self._committer is None:
-            self._committer = GroupCommit(insert_of(self.recorder), settings)
+    def kept(self, aggregate_id: UUID) -> Aggregate | None:
+        """The aggregate as queries last read it, perhaps behind the store: no query."""
+        return self.fresh.kept(aggregate_id)
 
-    @property
-    def group_commit(self) -> GroupCommit | None:
-        return self._committer
+    def commit_through(self, committer: Committer) -> None:
+        """Hand every save to `committer` from now on (the store's group commit)."""
+        self._committer = committer
 
     def close(self) -> None:
+        """Stop the committer, if there is one (the application closes the store)."""
         if self._committer is not None:
             self._committer.close()
             self._committer = None
-        super().close()
 
     def run(
         self,
@@ -197,10 +195,10 @@ class CommandSeam(ReceiptAnswers):
             while attempt.next():
                 if attempt.look_first and (replay := self._replay(receipt)):
                     return attempt.done(replay)
-                unit = Unit(self.repository, self.box)
+                unit = Unit(self.app.repository, self.box)
                 try:
                     result = command(unit, *args, **kwargs)
-                    self.before_save(unit)
+                    self.app.before_save(unit)
                 except Exception:
                     if (replay := self._refused(unit, receipt, attempt)) is not None:
                         return attempt.done(replay)
@@ -263,12 +261,12 @@ class CommandSeam(ReceiptAnswers):
         try again (after a conflict, or a lost connection with a receipt that will tell
         whether it landed), or the error raised again (called in the `except` block)."""
         if isinstance(error, IntegrityError):
-            forget(self.repository, aggregates)
+            forget(self.app.repository, aggregates)
             if replay := self._replay(receipt):
                 return replay  # The save failed on the key: a repeated request.
             attempt.reason = "conflict"  # Another command saved first: again, on fresh state.
         elif isinstance(error, OperationalError | InterfaceError):
-            forget(self.repository, aggregates)
+            forget(self.app.repository, aggregates)
             if receipt is None:
                 raise  # Without a receipt we cannot tell whether the save landed.
             attempt.reason = "connection"
@@ -282,10 +280,6 @@ class CommandSeam(ReceiptAnswers):
         self._sleep(self._back_off_seconds(attempt.number))
         return None
 
-    def before_save(self, unit: Unit) -> None:
-        """The last look at what a command is about to save; it may refuse it (a domain
-        error) or add to it. The application guards player protection here."""
-
     def _prepared(self, aggregates: list[Aggregate], receipts: list[ReceiptRecord]) -> Save:
         """The aggregates' new events, stored as the store will keep them (mapped in the
         command's own thread, not the committer's), and the command's receipts."""
@@ -296,7 +290,7 @@ class CommandSeam(ReceiptAnswers):
         for aggregate in aggregates:
             processing.events += aggregate.collect_events()
             processing.aggregates[aggregate.id] = aggregate
-        stored = [self.mapper.to_stored_event(event) for event in processing.events]
+        stored = [self.app.mapper.to_stored_event(event) for event in processing.events]
         return Save(processing, stored, receipts)
 
     def submit(self, save: Save) -> Future[list[int]]:
@@ -305,15 +299,15 @@ class CommandSeam(ReceiptAnswers):
             return self._committer.save(
                 save.stored,
                 save.receipts,
-                lambda: cache_saved(self.repository, save.processing.aggregates),
+                lambda: cache_saved(self.app.repository, save.processing.aggregates),
             )
         done: Future[list[int]] = Future()
         try:
-            ids = list(insert_of(self.recorder)(save.stored, save.receipts) or [])
+            ids = list(insert_of(self.app.recorder)(save.stored, save.receipts) or [])
         except Exception as error:
             done.set_exception(error)
         else:
-            cache_saved(self.repository, save.processing.aggregates)
+            cache_saved(self.app.repository, save.processing.aggregates)
             done.set_result(ids)
         return done
 
@@ -333,11 +327,11 @@ class CommandSeam(ReceiptAnswers):
             aggregate
             for aggregate in aggregates
             if aggregate.id in unit.loaded_versions
-            and self.recorder.select_events(
+            and self.app.recorder.select_events(
                 aggregate.id, gt=unit.loaded_versions[aggregate.id], limit=1
             )
         ]
-        forget(self.repository, stale)
+        forget(self.app.repository, stale)
         return bool(stale)
 
     def _back_off_seconds(self, attempt: int) -> float:
@@ -350,7 +344,7 @@ class CommandSeam(ReceiptAnswers):
         due: dict[UUID, Aggregate] = {}
         for event in processing.events:
             aggregate = processing.aggregates.get(event.originator_id)
-            interval = self.snapshotting_intervals.get(type(aggregate))
+            interval = self.app.snapshotting_intervals.get(type(aggregate))
             if interval and event.originator_version % interval == 0:
                 due[event.originator_id] = cast(Aggregate, aggregate)
         return list(due.values())
@@ -363,19 +357,16 @@ class CommandSeam(ReceiptAnswers):
         stored, sealed."""
         # Snapshots only speed up loading. Failing to write one must not make a
         # saved command look failed (the seam would then run it again).
+        app = self.app
         try:
-            assert self.snapshots is not None
+            assert app.snapshots is not None
             for aggregate in aggregates:
                 if hasattr(aggregate, "unseal"):
-                    self.take_snapshot(aggregate.id, aggregate.version, projector_func=project)
+                    app.take_snapshot(aggregate.id, aggregate.version, projector_func=project)
                     continue
-                kind = getattr(type(aggregate), "Snapshot", self.snapshot_class)
+                kind = getattr(type(aggregate), "Snapshot", app.snapshot_class)
                 assert kind is not None
-                self.snapshots.put([kind.take(aggregate)])
+                app.snapshots.put([kind.take(aggregate)])
         except Exception:
             self.snapshot_failures += 1
             self.observer.snapshot_failed()
-
-    def _take_snapshots(self, processing_event: Any) -> None:
-        # The library's own saves (`Application.save`) take theirs here, as commands do.
-        self.snapshot(self._due_snapshots(processing_event))

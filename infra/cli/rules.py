@@ -1,7 +1,7 @@
 """`casino rules ...`: check game rules from the command line, one coup or a million.
 
-Mounted in the main CLI as `app.add_typer(rules_app, name="rules")`; also runs
-alone as `python -m infra.cli_rules baccarat ...`.
+Mounted in the main CLI as `app.add_typer(rules_app, name="rules")`: `casino rules
+baccarat ...`, or `python -m infra.cli rules baccarat ...` without the installed script.
 """
 
 from __future__ import annotations
@@ -205,7 +205,3 @@ def chemin_de_fer(
 
 def _decimal(value: Fraction) -> float:
     return float(f"{float(value):.{_SIGNIFICANT_DIGITS}g}")
-
-
-if __name__ == "__main__":
-    rules_app()

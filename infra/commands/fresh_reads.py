@@ -15,20 +15,30 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from copy import deepcopy
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 from uuid import UUID
 
 from eventsourcing.application import Repository, project_aggregate
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import EventStore
+from eventsourcing.persistence import EventStore, StoredEvent
 
-from domain.unit import project
+from infra.commands.unit import project
 
 # A table, a player, a wallet or a round: about 0.5-1.2 KB pickled, a few KB in
 # memory; some MB at most.
 AGGREGATES_KEPT_MAX = 2_000
 # Further behind than this, the snapshot (every 100 to 200 events) is about as near.
 EVENTS_AFTER_KEPT_MAX = 100
+
+
+@runtime_checkable
+class NewerReads(Protocol):
+    """A store that reads the events after several aggregates' versions in one round
+    trip (infra/store/event_reads.py: the PostgreSQL recorder's)."""
+
+    def select_newer(
+        self, versions: dict[UUID, int], limit_each: int
+    ) -> dict[UUID, list[StoredEvent]] | None: ...
 
 
 class _Together(Repository[UUID]):
@@ -61,6 +71,9 @@ class FreshReads(Repository[UUID]):
         self.kept_max = kept_max
         self._kept: OrderedDict[UUID, Aggregate] = OrderedDict()
         self._lock = threading.Lock()
+        # Looked at once: a Protocol's isinstance check costs microseconds a call.
+        recorder = event_store.recorder
+        self._newer = recorder if isinstance(recorder, NewerReads) else None
 
     def get(self, aggregate_id: UUID, *, version: int | None = None, **options: Any) -> Any:
         """The aggregate as stored now (or at `version`, read from the store)."""
@@ -85,11 +98,10 @@ class FreshReads(Repository[UUID]):
         reads them. A P2P table's answer reads the table and its round: one round
         trip, not two."""
         kept = {key: found for key in aggregate_ids if (found := self._kept_one(key)) is not None}
-        select_newer = getattr(self.event_store.recorder, "select_newer", None)
-        if len(kept) < 2 or select_newer is None:
+        if len(kept) < 2 or self._newer is None:
             return self
-        newer = select_newer({key: found.version for key, found in kept.items()},
-                             EVENTS_AFTER_KEPT_MAX)  # fmt: skip
+        versions = {key: found.version for key, found in kept.items()}
+        newer = self._newer.select_newer(versions, EVENTS_AFTER_KEPT_MAX)
         if newer is None:
             return self  # some are far behind: each from its snapshot, as `get` does
         current: dict[UUID, Aggregate] = {}

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from infra.cli_rules import LINE_CHARS_MAX, rules_app
+from infra.cli.rules import LINE_CHARS_MAX, rules_app
 
-PROJECT_ROOT = Path(__file__).parents[2]
+PROJECT_ROOT = Path(__file__).parents[3]
 runner = CliRunner()
 
 
@@ -165,7 +165,7 @@ def test_odds_default_to_the_variants_decks_and_tie_payout(
 
 def run_module(*arguments: str, input_text: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "infra.cli_rules", "baccarat", *arguments],
+        [sys.executable, "-m", "infra.cli", "rules", "baccarat", *arguments],
         input=input_text,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""The group committer (domain/group_commit.py) on a stand-in store: what it gathers,
+"""The group committer (infra/store/group_commit.py) on a stand-in store: what it gathers,
 what it refuses, and who hears about a failure."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from uuid import UUID, uuid4
 import pytest
 from eventsourcing.persistence import IntegrityError, OperationalError, StoredEvent
 
-from domain.group_commit import CommitterClosed, GroupCommit, GroupCommitSettings
 from domain.ids import receipt_uuid
-from domain.receipt import ReceiptRecord
+from infra.commands.receipt import ReceiptRecord
+from infra.store.group_commit import CommitterClosed, GroupCommit, GroupCommitSettings
 
 SECONDS = 5  # how long a test waits for an answer before calling it lost
 

@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 
 import typer
 
-from infra.cli_store import (
+from infra.cli.store import (
     DISCREPANCY,
     USAGE_ERROR,
     open_configured_store,

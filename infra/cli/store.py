@@ -85,7 +85,7 @@ def open_configured_store(
         )
         raise typer.Exit(USAGE_ERROR) from None
     _refuse_a_role_that_could_change_the_log(settings, store, sealed)
-    store.app.receipt_retention_days = settings.receipt_retention_days
+    store.commands.receipt_retention_days = settings.receipt_retention_days
     store.app.recorder.read_only = not sealed  # type: ignore[attr-defined]
     runs = settings.projector_runs
     store.projector_inside = runs == "inside"

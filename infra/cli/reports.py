@@ -97,7 +97,7 @@ def rtp(
 
 
 def _read(read: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
-    from infra.cli_store import open_configured_store, settings_or_exit
+    from infra.cli.store import open_configured_store, settings_or_exit
 
     store = open_configured_store(settings_or_exit(), existing=True)
     try:
@@ -114,7 +114,7 @@ def _read(read: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
 
 
 def _print_json(report: dict[str, Any]) -> None:
-    from infra.cli_store import print_json
+    from infra.cli.store import print_json
 
     print_json(report)
 

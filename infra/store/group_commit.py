@@ -30,23 +30,19 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
 from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
-from domain.receipt import ReceiptRecord
+from infra.commands.receipt import ReceiptRecord
+from infra.commands.save import Insert
 
 # Bounds on the knobs (rules.md 6: every quantity has a limit).
 WAIT_SECONDS_MAX = 0.05
 BATCH_MAX_MAX = 1_000
-
-# The store's insert: stored events of one transaction, and its command receipts ->
-# the events' notification ids.
-Insert = Callable[[list[StoredEvent], list[ReceiptRecord]], Sequence[int] | None]
 
 
 class CommitterClosed(RuntimeError):
@@ -112,6 +108,9 @@ class BatchCounts:
 
 
 class GroupCommit:
+    """The seam's committer (infra/commands/save.py: `Committer`) while group commit is
+    on: the store hands one to the seam (infra/store/store.py)."""
+
     def __init__(self, insert: Insert, settings: GroupCommitSettings) -> None:
         self._insert = insert
         self._settings = settings
@@ -242,18 +241,3 @@ def _without_overlaps(batch: list[PendingSave]) -> tuple[list[PendingSave], list
             seen |= touched
             together.append(pending)
     return together, refused
-
-
-def insert_of(recorder: Any) -> Insert:
-    """The store's own insert, as the committer calls it."""
-
-    def insert(
-        stored_events: list[StoredEvent], receipts: list[ReceiptRecord]
-    ) -> Sequence[int] | None:
-        if receipts:  # only a store that keeps receipts is given any (domain/seam.py)
-            result: Sequence[int] | None = recorder.insert_events(stored_events, receipts=receipts)
-        else:
-            result = recorder.insert_events(stored_events)
-        return result
-
-    return insert

@@ -1,5 +1,5 @@
 """The commands' cache (the library's repository cache, no fast-forward): what a save
-puts in it and what a conflict or a stale read takes out (domain/seam.py)."""
+puts in it and what a conflict or a stale read takes out (infra/commands/seam.py)."""
 
 from __future__ import annotations
 

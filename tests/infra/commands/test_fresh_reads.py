@@ -1,4 +1,4 @@
-"""The queries' repository (domain/fresh_reads.py): what it keeps is brought up to date
+"""The queries' repository (infra/commands/fresh_reads.py): what it keeps is brought up to date
 on every read with the events after it, copied, never changed in place; one kept too
 far behind loads from its snapshot instead."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from domain.application import CasinoApplication
-from domain.fresh_reads import EVENTS_AFTER_KEPT_MAX
+from infra.commands import with_commands
+from infra.commands.fresh_reads import EVENTS_AFTER_KEPT_MAX
 
 
 def counting_events_read(app: CasinoApplication) -> list[int]:
@@ -25,7 +26,7 @@ def counting_events_read(app: CasinoApplication) -> list[int]:
 
 
 def test_an_unchanged_kept_aggregate_costs_one_empty_query() -> None:
-    app = CasinoApplication()
+    app = with_commands()
     app.register_player("alice", "Alice")
     app.deposit("alice", "real", 500)
     kept = app.wallet("alice", "real")
@@ -35,7 +36,7 @@ def test_an_unchanged_kept_aggregate_costs_one_empty_query() -> None:
 
 
 def test_a_read_after_a_deposit_applies_it_to_a_copy() -> None:
-    app = CasinoApplication()
+    app = with_commands()
     app.register_player("alice", "Alice")
     earlier = app.wallet("alice", "real")
     app.deposit("alice", "real", 500)
@@ -46,7 +47,7 @@ def test_a_read_after_a_deposit_applies_it_to_a_copy() -> None:
 
 
 def test_one_kept_far_behind_loads_from_its_snapshot() -> None:
-    app = CasinoApplication()
+    app = with_commands()
     app.register_player("alice", "Alice")
     app.wallet("alice", "real")
     for _ in range(450):  # the wallet's snapshots: every 200 events

@@ -17,10 +17,10 @@ from typing import Any
 
 import typer
 
-from infra.cli_audit import audit_app
-from infra.cli_reports import reports_app
-from infra.cli_rules import rules_app
-from infra.cli_store import (
+from infra.cli.audit import audit_app
+from infra.cli.reports import reports_app
+from infra.cli.rules import rules_app
+from infra.cli.store import (
     DISCREPANCY,
     USAGE_ERROR,
     open_configured_store,
@@ -370,7 +370,3 @@ def new_secret_key() -> None:
 
 def main() -> None:
     app()
-
-
-if __name__ == "__main__":
-    main()
