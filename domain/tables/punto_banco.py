@@ -4,6 +4,7 @@ are played by the one punto banco tableau of domain/baccarat/rules.py."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from domain.baccarat.rules import (
     BANKER,
@@ -48,13 +49,4 @@ HOUSE_RULES = OneSeatRules(
 )
 # A P2P round (rules.md 2.1): one player against the dealer, who is the banker; the
 # casino takes its rate of every stake, and the dealer's dealer points go down.
-P2P_RULES = OneSeatRules(
-    name=P2P,
-    seats=("1",),
-    spots=(PLAYER, BANKER, TIE),
-    deal_order=DEAL_ORDER,
-    tableau=punto_banco_tableau,
-    bet_net=punto_banco_bet_net,
-    commission_on_stakes=True,
-    dealer_points=True,
-)
+P2P_RULES = replace(HOUSE_RULES, name=P2P, commission_on_stakes=True, dealer_points=True)

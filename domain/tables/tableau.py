@@ -116,14 +116,8 @@ class OneSeatRules(TableGameRules):
     def check_stake(
         self, player_id: str, total_cents: int, stake_cents: int, limits: tuple[int, int]
     ) -> None:
-        maximum = limits[1]
-        if total_cents > maximum:
-            raise AboveTableMaximum(
-                f"the round's total stake would be {format_cents(total_cents)}, "
-                f"above the table maximum of {format_cents(maximum)}",
-                maximum=format_cents(maximum),
-                total_stake=format_cents(stake_cents),
-            )
+        if total_cents > limits[1]:
+            raise above_maximum("the round's total stake", total_cents, stake_cents, limits[1])
 
     def check_deal(self, total_cents: int, limits: tuple[int, int]) -> None:
         minimum = limits[0]
@@ -151,15 +145,22 @@ def check_player_total(
     always 0 or within them: `total_cents` is what a bet or removal would leave."""
     minimum, maximum = limits
     if total_cents > maximum:
-        raise AboveTableMaximum(
-            f"{player_id}'s stake in this coup would be {format_cents(total_cents)}, "
-            f"above the table maximum of {format_cents(maximum)}",
-            maximum=format_cents(maximum),
-            total_stake=format_cents(stake_cents),
-        )
+        raise above_maximum(f"{player_id}'s stake in this coup", total_cents, stake_cents, maximum)
     if total_cents < minimum:
         raise BelowTableMinimum(
             f"{player_id}'s stake in this coup would be {format_cents(total_cents)}, "
             f"below the table minimum of {format_cents(minimum)}",
             minimum=format_cents(minimum),
         )
+
+
+def above_maximum(
+    whose: str, total_cents: int, stake_cents: int, maximum: int
+) -> AboveTableMaximum:
+    """The refusal of a stake that would pass the table maximum: `whose` stake it is."""
+    return AboveTableMaximum(
+        f"{whose} would be {format_cents(total_cents)}, "
+        f"above the table maximum of {format_cents(maximum)}",
+        maximum=format_cents(maximum),
+        total_stake=format_cents(stake_cents),
+    )
