@@ -68,6 +68,7 @@ def deal(unit: Unit, games: GameSettings, round_: Coup, now: datetime.datetime) 
     """Play the whole coup and settle it; a P2P table then moves on to its next round,
     which is returned when auto-confirm opened one."""
     player_id = _player(round_)
+    # Punto banco owes no choice, so no deadline is ever set: `now` stands for one.
     round_.deal(rules_of(round_.variant), [player_id], set(), now.isoformat())
     if round_.variant != P2P:
         settle_house(unit, round_)
