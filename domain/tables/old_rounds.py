@@ -104,17 +104,6 @@ class BetRemoved(Aggregate.Event):
             del aggregate.bets[aggregate.player_id]
 
 
-class CardDealt(Aggregate.Event):
-    TOPIC = CARD_DEALT
-    hand: str
-    card: str
-    position: int
-
-    def apply(self, aggregate: Any) -> None:
-        aggregate._take(self.hand, self.card, self.position)
-        aggregate.status = IN_PLAY
-
-
 class ThirdCardDrawn(Aggregate.Event):
     TOPIC = THIRD_CARD_DRAWN
     hand: str
@@ -123,6 +112,14 @@ class ThirdCardDrawn(Aggregate.Event):
 
     def apply(self, aggregate: Any) -> None:
         aggregate._take(self.hand, self.card, self.position)
+
+
+class CardDealt(ThirdCardDrawn):  # the same fields: a card to a hand, from the shoe
+    TOPIC = CARD_DEALT
+
+    def apply(self, aggregate: Any) -> None:
+        super().apply(aggregate)
+        aggregate.status = IN_PLAY
 
 
 class PayoutMade(Aggregate.Event):
