@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.baccarat.round import BaccaratRound
 from domain.blackjack.round import BlackjackRound
 from domain.errors import InvalidPlayerId, NotSeated
 from domain.rounds import load_round
 from domain.tables.coup import Coup
 from domain.unit import Unit
 
-Round = BaccaratRound | BlackjackRound | Coup  # every game's round, for `match`
+Round = BlackjackRound | Coup  # every game's round, for `match`
 
 
 @dataclass(frozen=True)
@@ -21,14 +20,14 @@ class Dealt:
     the dealer's client need not ask the table for it."""
 
     round: Round
-    next_round: BaccaratRound | None
+    next_round: Coup | None
 
 
 def round_of(unit: Unit, round_id: str, player_id: str | None = None) -> Round:
     """A round of any game; a player named for a one-player round must be its player."""
     round_ = load_round(unit, round_id)
-    assert isinstance(round_, BaccaratRound | BlackjackRound | Coup), type(round_).__name__
-    if player_id is not None and not isinstance(round_, Coup) and player_id != round_.player_id:
+    assert isinstance(round_, BlackjackRound | Coup), type(round_).__name__
+    if player_id is not None and round_.player_id not in (None, player_id):
         raise NotSeated(f"player {player_id[:64]} does not play in round {round_id}")
     return round_
 

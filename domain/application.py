@@ -22,7 +22,6 @@ from domain.any_round import Dealt, Round, named, round_of
 from domain.baccarat import p2p_steps
 from domain.baccarat import steps as baccarat
 from domain.baccarat.p2p import Lobby, P2PTable, load_p2p_table
-from domain.baccarat.round import BaccaratRound
 from domain.blackjack import steps as blackjack
 from domain.blackjack.hands import parse_box
 from domain.blackjack.interruptions import Reconnection
@@ -198,7 +197,7 @@ class CasinoApplication(CasinoQueries):
     ) -> Round:
         """A bet on a spot (baccarat) or box (blackjack); at a table it names its player."""
         match round_ := round_of(unit, round_id, player_id):
-            case BaccaratRound():
+            case Coup() if round_.one_seat:
                 baccarat.place_bet(unit, round_, target, amount_cents)
             case BlackjackRound():
                 blackjack.place_bet(unit, round_, parse_box(target), amount_cents)
@@ -213,7 +212,7 @@ class CasinoApplication(CasinoQueries):
         self, unit: Unit, round_id: str, target: str, player_id: str | None = None
     ) -> Round:
         match round_ := round_of(unit, round_id, player_id):
-            case BaccaratRound():
+            case Coup() if round_.one_seat:
                 baccarat.remove_bet(unit, round_, target)
             case BlackjackRound():
                 blackjack.remove_bet(unit, round_, parse_box(target))
@@ -227,7 +226,7 @@ class CasinoApplication(CasinoQueries):
     def cancel_bets(self, unit: Unit, round_id: str, player_id: str | None = None) -> Round:
         """Take every stake of a round (at a table: of one player) back before the deal."""
         match round_ := round_of(unit, round_id, player_id):
-            case BaccaratRound():
+            case Coup() if round_.one_seat:
                 baccarat.cancel_bets(unit, round_)
             case BlackjackRound():
                 blackjack.cancel_bets(unit, round_)
@@ -241,7 +240,7 @@ class CasinoApplication(CasinoQueries):
     def deal(self, unit: Unit, round_id: str) -> Dealt:
         next_round = None
         match round_ := round_of(unit, round_id):
-            case BaccaratRound():
+            case Coup() if round_.one_seat:
                 next_round = baccarat.deal(unit, self.games, round_, self.clock())
             case BlackjackRound():
                 blackjack.deal(unit, round_)
@@ -256,7 +255,7 @@ class CasinoApplication(CasinoQueries):
         """End a round that has seen no action since `idle_since`, as its game does it
         (rules.md 4); the result says whether it was ended."""
         match round_ := round_of(unit, round_id):
-            case BaccaratRound():
+            case Coup() if round_.one_seat:
                 return baccarat.end_idle(unit, round_, idle_since)
             case BlackjackRound():
                 return blackjack.end_idle(unit, round_, idle_since)
@@ -270,7 +269,7 @@ class CasinoApplication(CasinoQueries):
     @command
     def open_house_round(
         self, unit: Unit, player_id: str, mode: str, shoe_prefix: list[str] | None = None
-    ) -> BaccaratRound:
+    ) -> Coup:
         check_certification(self.games.test_mode, shoe_prefix)
         return baccarat.open_house_round(unit, self.games, player_id, mode, shoe_prefix)
 
@@ -289,9 +288,7 @@ class CasinoApplication(CasinoQueries):
         return p2p_steps.join_as_player(unit, p2p, now, player_id, mode, table_type)
 
     @command
-    def confirm(
-        self, unit: Unit, table_id: str, shoe_prefix: list[str] | None = None
-    ) -> BaccaratRound:
+    def confirm(self, unit: Unit, table_id: str, shoe_prefix: list[str] | None = None) -> Coup:
         check_certification(self.games.test_mode, shoe_prefix)
         table = load_p2p_table(unit, table_id)
         return p2p_steps.confirm_round(unit, self.games.p2p, table, self.clock(), shoe_prefix)
@@ -325,15 +322,15 @@ class CasinoApplication(CasinoQueries):
         match round_ := round_of(unit, round_id, player_id):
             case BlackjackRound() if box is not None:
                 blackjack.act(unit, round_, box, hand, action)
+            case Coup() if round_.one_seat:
+                raise IllegalAction(
+                    f"round {round_id} is not a blackjack round: it takes no decisions"
+                )
             case Coup():
                 settings, now = self.games.tables, self.clock()
                 tables.choose(unit, settings, round_, named(player_id), action, now)
             case BlackjackRound():
                 raise IllegalAction("a blackjack decision names its box")
-            case BaccaratRound():
-                raise IllegalAction(
-                    f"round {round_id} is not a blackjack round: it takes no decisions"
-                )
             case _:
                 assert_never(round_)
         return round_
@@ -395,9 +392,9 @@ class CasinoApplication(CasinoQueries):
     def call_banco(self, unit: Unit, round_id: str, player_id: str) -> Coup:
         """The caller covers the whole bank alone; every other bet goes back."""
         round_ = round_of(unit, round_id)
-        if not isinstance(round_, Coup) or round_.banker_id is None:
+        if not isinstance(round_, Coup) or round_.one_seat or round_.banker_id is None:
             raise HouseBanked(f"the house banks round {round_id}: there is no banco to call")
-        bank_steps.call_banco(unit, load_table(unit, round_.table_id), round_, player_id)
+        bank_steps.call_banco(unit, load_table(unit, round_.table), round_, player_id)
         return round_
 
     @command

@@ -6,7 +6,7 @@ Every command works on a copy of what the commands' cache holds (the library's
 cached aggregate as it was. `copy.deepcopy`'s generic machinery was a tenth of a
 P2P command's CPU (py-spy, benchmarks/bench_load.py); aggregates hold only lists,
 dicts and immutable values, and `FastCopy.__deepcopy__` copies those directly:
-16-22 µs a copy became 3-7 µs (Wallet, P2PTable, BaccaratRound). Anything else is
+16-22 µs a copy became 3-7 µs (Wallet, P2PTable, the house round). Anything else is
 handed to `copy.deepcopy`, with the same memo, so shared references stay shared.
 Hand-rolled: no library copies faster with deepcopy's exact semantics.
 """

@@ -15,10 +15,11 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from domain.baccarat.round import HOUSE, BaccaratRound
 from domain.errors import DomainError
 from domain.player import Player
 from domain.protection import Activity, find_protection
+from domain.tables.coup import Coup
+from domain.tables.punto_banco import HOUSE
 from domain.unit import Unit
 from domain.wallet import (
     BANK_HELD,
@@ -62,8 +63,8 @@ def dealing_problem(unit: Unit, dealer: Wallet, now: datetime.datetime) -> Domai
 
 
 def activities(aggregates: list[Aggregate]) -> dict[str, Activity]:
-    rounds = [a for a in aggregates if isinstance(a, BaccaratRound)]
-    dealers = {(a.round_id, a.dealer_id) for a in rounds}
+    rounds = [a for a in aggregates if isinstance(a, Coup) and a.one_seat]
+    dealers = {(a.round_id, a.banker_id) for a in rounds}
     # A house round settles only when its player deals it: that is playing too.
     dealt = {a.round_id for a in rounds if a.variant == HOUSE}
     found: dict[str, Activity] = {}

@@ -14,7 +14,6 @@ from eventsourcing.utils import EnvType
 
 from domain.any_round import Round, round_of
 from domain.baccarat.p2p import P2PTable, load_p2p_table
-from domain.baccarat.round import BaccaratRound
 from domain.blackjack.round import BlackjackRound
 from domain.commands import Commands
 from domain.player import Player, load_player
@@ -98,7 +97,7 @@ class CasinoQueries(Application[UUID]):
         staleness, and cached, as though the command had decided on it."""
         unit, key = answering_unit(), _uuid_or_none(round_id)
         held = None if unit is None or key is None else unit.held(key)
-        if isinstance(held, BaccaratRound | BlackjackRound | Coup):
+        if isinstance(held, BlackjackRound | Coup):
             return held
         return self.round(round_id)
 

@@ -8,9 +8,8 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from domain.baccarat import round as baccarat_round
 from domain.blackjack import round as blackjack_round
-from domain.tables import coup
+from domain.tables import coup, old_rounds
 from projections.base import Cursor, delete_rows, insert_rows, rows, set_text_columns
 from projections.round_trail import ENDED, ROUNDS
 
@@ -29,7 +28,7 @@ CREATE TABLE IF NOT EXISTS open_round_players (
 """
 # Each table with its primary key.
 TABLES = {"open_rounds": ("round_id",), "open_round_players": ("round_id", "player_id")}
-OPENED = (baccarat_round.OPENED, blackjack_round.OPENED, coup.OPENED)
+OPENED = (old_rounds.OPENED, blackjack_round.OPENED, coup.OPENED)
 
 
 class OpenRounds:
@@ -67,8 +66,9 @@ class OpenRounds:
             self.players.pop(round_id, None)
         elif topic in OPENED:
             dealer_id = getattr(event, "dealer_id", None)  # P2P baccarat only
-            # A coup has many players, none of its own: they are in open_round_players.
-            player_id = getattr(event, "player_id", "")
+            # A coup at a table has many players, none of its own: they are in
+            # open_round_players. A one-seat coup (house, P2P) has its player.
+            player_id = getattr(event, "player_id", None) or ""
             self.opened[round_id] = [round_id, player_id, dealer_id, at]
             banker_id = getattr(event, "banker_id", None)  # a player-banked coup's banker
             if banker_id is not None:

@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain import wallet
-from domain.baccarat import round as baccarat_round
 from domain.blackjack import round as blackjack_round
 from domain.rtp import BACCARAT, BLACKJACK, BLACKJACK_SPOT, Rules, Tally
-from domain.tables import coup
+from domain.tables import coup, old_rounds
 from projections.base import Cursor, add_to_rows, chunks, delete_rows, insert_rows, rows
 
 SCHEMA = """
@@ -81,11 +80,11 @@ OPEN_COLUMNS = ("round_id", "mode", "game", "variant", "decks", "tie_pays", "hou
                 "commission_cents", "spots")  # fmt: skip
 ROWS_MAX = 10_000  # rows of one revenue report: 27 years of days at one game
 
-OPENED = (baccarat_round.OPENED, blackjack_round.OPENED, coup.OPENED)
-PAYOUTS = (baccarat_round.PAYOUT_MADE, blackjack_round.PAYOUT_MADE, coup.PAYOUT_MADE)
-COMMISSIONS = (baccarat_round.COMMISSION_CHARGED, coup.COMMISSION_CHARGED)
-SETTLED = (baccarat_round.SETTLED, blackjack_round.SETTLED, coup.SETTLED)
-VOIDED = (baccarat_round.VOIDED, blackjack_round.VOIDED, coup.VOIDED)
+OPENED = (old_rounds.OPENED, blackjack_round.OPENED, coup.OPENED)
+PAYOUTS = (old_rounds.PAYOUT_MADE, blackjack_round.PAYOUT_MADE, coup.PAYOUT_MADE)
+COMMISSIONS = (old_rounds.COMMISSION_CHARGED, coup.COMMISSION_CHARGED)
+SETTLED = (old_rounds.SETTLED, blackjack_round.SETTLED, coup.SETTLED)
+VOIDED = (old_rounds.VOIDED, blackjack_round.VOIDED, coup.VOIDED)
 FOLLOWED = frozenset((*PAYOUTS, *COMMISSIONS, *SETTLED, *VOIDED))
 
 

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from domain import wallet
-from domain.baccarat import round as baccarat_round
 from domain.blackjack import round as blackjack_round
-from domain.tables import coup
+from domain.tables import coup, old_rounds
+from domain.tables.punto_banco import P2P
 from projections.base import Cursor, insert_rows, rows, set_text_columns
 
 SCHEMA = """
@@ -49,15 +49,15 @@ ROUNDS_MAX = 500
 PLAYER, DEALER, BANKER = "player", "dealer", "banker"
 
 GAMES = {
-    baccarat_round.OPENED: "baccarat",
+    old_rounds.OPENED: "baccarat",
     blackjack_round.OPENED: "blackjack",
     coup.OPENED: "baccarat",  # a coup at a multi-player table; its variant is the table's game
 }
 # The events after which a round has a new status, and that status (as its answer says).
 PLAYS = (coup.BET_PLACED, coup.BANCO_CALLED)  # who does one plays in the coup
 STATUS_AFTER = {
-    baccarat_round.SETTLED: baccarat_round.SETTLED_STATUS,
-    baccarat_round.VOIDED: baccarat_round.VOIDED_STATUS,
+    old_rounds.SETTLED: coup.SETTLED_STATUS,
+    old_rounds.VOIDED: coup.VOIDED_STATUS,
     blackjack_round.HOLE_CARD_DEALT: blackjack_round.IN_PLAY,
     blackjack_round.INTERRUPTED: blackjack_round.INTERRUPTED_STATUS,
     blackjack_round.RESUMED: blackjack_round.IN_PLAY,
@@ -68,8 +68,8 @@ STATUS_AFTER = {
     coup.VOIDED: coup.VOIDED_STATUS,
 }
 ENDED = (
-    baccarat_round.SETTLED,
-    baccarat_round.VOIDED,
+    old_rounds.SETTLED,
+    old_rounds.VOIDED,
     blackjack_round.SETTLED,
     blackjack_round.VOIDED,
     coup.SETTLED,
@@ -113,16 +113,21 @@ class RoundIndex:
         variant = event.variant if game == "baccarat" else event.hall
         self.opened[round_id] = [
             round_id, position, game, variant, event.mode, getattr(event, "table_id", None),
-            baccarat_round.OPEN, event.timestamp.isoformat(), None,
+            coup.OPEN, event.timestamp.isoformat(), None,
         ]  # fmt: skip
-        if hasattr(event, "player_id"):  # a coup has many players, none at its opening
-            self.players.append((round_id, event.player_id, PLAYER, position))
-        dealer_id = getattr(event, "dealer_id", None)  # P2P baccarat only
-        if dealer_id is not None:
-            self.players.append((round_id, dealer_id, DEALER, position))
-        banker_id = getattr(event, "banker_id", None)  # a coup at a player-banked table
+        # A coup at a table has many players, none at its opening; a one-seat round
+        # (house, P2P) has its player.
+        player_id: str | None = getattr(event, "player_id", None)
+        if player_id is not None:
+            self.players.append((round_id, player_id, PLAYER, position))
+        # A P2P round's dealer (a round stored before baccarat was one model names
+        # them `dealer_id`); a coup at a player-banked table's banker.
+        banker_id: str | None = getattr(event, "dealer_id", None) or getattr(
+            event, "banker_id", None
+        )
         if banker_id is not None:
-            self.players.append((round_id, banker_id, BANKER, position))
+            role = DEALER if variant == P2P else BANKER
+            self.players.append((round_id, banker_id, role, position))
 
     def flush(self, cursor: Cursor) -> None:
         insert_rows(cursor, "round_index", COLUMNS, list(self.opened.values()))

@@ -20,9 +20,8 @@ from typing import Any
 import orjson
 
 from domain import wallet
-from domain.baccarat import round as baccarat_round
 from domain.blackjack import round as blackjack_round
-from domain.tables import coup
+from domain.tables import coup, old_rounds
 from projections.base import Cursor, insert_rows, rows
 
 SCHEMA = """
@@ -38,10 +37,10 @@ DROP TABLE IF EXISTS round_events;
 TABLES = {"round_trail": ("round_id", "position")}
 COLUMNS = ("round_id", "position")
 ENVELOPE = ("originator_id", "originator_version", "timestamp", "originator_topic")
-ROUNDS = (baccarat_round.ROUND + ".", blackjack_round.ROUND + ".", coup.ROUND + ".")
+ROUNDS = (old_rounds.ROUND + ".", blackjack_round.ROUND + ".", coup.ROUND + ".")
 ENDED = (
-    baccarat_round.SETTLED,
-    baccarat_round.VOIDED,
+    old_rounds.SETTLED,
+    old_rounds.VOIDED,
     blackjack_round.SETTLED,
     blackjack_round.VOIDED,
     coup.SETTLED,

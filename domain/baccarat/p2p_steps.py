@@ -17,13 +17,14 @@ from domain.baccarat.p2p import (
     load_lobby,
     load_p2p_table,
 )
-from domain.baccarat.round import P2P, BaccaratRound, load_baccarat_round
 from domain.baccarat.settle import void_round
 from domain.errors import DomainError, NoDealerAvailable
 from domain.player import Player, load_player
 from domain.protection_guard import dealing_problem
 from domain.settings import P2PBaccarat, TableType
 from domain.shoe import draw_seed
+from domain.tables.coup import Coup, load_coup
+from domain.tables.punto_banco import P2P
 from domain.unit import Unit
 from domain.wallet import Wallet, load_wallet
 
@@ -73,18 +74,19 @@ def confirm_round(
     table: P2PTable,
     now: datetime.datetime,
     shoe_prefix: list[str] | None = None,
-) -> BaccaratRound:
+) -> Coup:
     """Open the table's next round and hold the dealer's worst case until it ends."""
     kind = p2p.table_type(table.table_type)
     table.check_ready_to_confirm()
     dealer = load_wallet(unit, table.dealer_id, table.mode)
     _raise_if_ineligible(unit, p2p, kind, dealer, now)
     assert table.player_id is not None
-    round_ = BaccaratRound.open(
+    round_ = Coup.open(  # a one-seat coup the dealer banks
         variant=P2P,
         mode=table.mode,
         player_id=table.player_id,
-        dealer_id=table.dealer_id,
+        banker_id=table.dealer_id,
+        bank_cents=0,
         table_id=table.table_id,
         limits=(kind.stake_min_cents, kind.stake_max_cents),
         decks=p2p.decks,
@@ -101,9 +103,7 @@ def confirm_round(
     return round_
 
 
-def end_round(
-    unit: Unit, p2p: P2PBaccarat, round_: BaccaratRound, now: datetime.datetime
-) -> BaccaratRound | None:
+def end_round(unit: Unit, p2p: P2PBaccarat, round_: Coup, now: datetime.datetime) -> Coup | None:
     """After a P2P round settles: free the table, and auto-confirm the next round
     while the dealer is still eligible and, with what this round cost them, not past
     a loss limit; returns that round, if one opened. Else the table waits."""
@@ -129,7 +129,7 @@ def leave_table(unit: Unit, table: P2PTable, player_id: str) -> P2PTable:
     open_round = table.round_id
     who = table.leave(player_id)
     if open_round is not None:
-        void_round(unit, load_baccarat_round(unit, open_round), f"the {who} left")
+        void_round(unit, load_coup(unit, open_round), f"the {who} left")
     if who == DEALER:
         _after_dealer_left(unit, table)
     else:
@@ -137,7 +137,7 @@ def leave_table(unit: Unit, table: P2PTable, player_id: str) -> P2PTable:
     return table
 
 
-def void_idle_round(unit: Unit, round_: BaccaratRound) -> None:
+def void_idle_round(unit: Unit, round_: Coup) -> None:
     """A P2P round voided for the idle timeout frees its table for the next one."""
     assert round_.table_id is not None
     table = load_p2p_table(unit, round_.table_id)
@@ -156,9 +156,7 @@ def disconnect(unit: Unit, player: Player) -> list[dict[str, str]]:
         _after_player_left(unit, table, player.player_id)
         if open_round is None:
             return []
-        void_round(
-            unit, load_baccarat_round(unit, open_round), "the player disconnected before the deal"
-        )
+        void_round(unit, load_coup(unit, open_round), "the player disconnected before the deal")
         return [{"round_id": open_round, "effect": "voided"}]
     if who == "dealer_left":
         _after_dealer_left(unit, table)

@@ -1,7 +1,8 @@
-"""Baccarat's steps: open a house round, place and remove bets, deal, end an idle round.
+"""The one-seat baccarat rounds' steps: open a house round, place and remove bets,
+deal, end an idle round. A house round is a coup at a one-seat table the house banks;
+a P2P round a coup whose banker is the table's dealer (rules.md 2.1, 2.2).
 
-Every baccarat round (house or P2P) takes its bets and its deal here; each step
-moves the round and the holds on the player's wallet in the same unit of work.
+Each step moves the coup and the holds on the player's wallet in the same unit of work.
 """
 
 from __future__ import annotations
@@ -9,27 +10,32 @@ from __future__ import annotations
 import datetime
 
 from domain.baccarat import p2p_steps
-from domain.baccarat.round import HOUSE, OPEN, P2P, BaccaratRound
 from domain.baccarat.settle import settle_house, settle_p2p, void_round
-from domain.errors import NoBets
 from domain.settings import GameSettings
 from domain.shoe import draw_seed
+from domain.tables.coup import OPEN, Coup
+from domain.tables.games import rules_of
+from domain.tables.punto_banco import HOUSE, P2P
 from domain.unit import Unit
 from domain.wallet import load_wallet
 
 
 def open_house_round(
     unit: Unit, games: GameSettings, player_id: str, mode: str, shoe_prefix: list[str] | None
-) -> BaccaratRound:
+) -> Coup:
     house = games.house
     load_wallet(unit, player_id, mode)  # The player must exist.
-    round_ = BaccaratRound.open(
+    round_ = Coup.open(
+        table_id=None,
         variant=HOUSE,
         mode=mode,
         player_id=player_id,
         limits=(house.stake_min_cents, house.stake_max_cents),
         decks=house.decks,
         tie_pays=house.tie_pays,
+        banker_id=None,
+        bank_cents=0,
+        commission_basis_points=0,
         box=unit.sealing(),
         seed=draw_seed(),
         shoe_prefix=shoe_prefix,
@@ -39,30 +45,31 @@ def open_house_round(
     return round_
 
 
-def place_bet(unit: Unit, round_: BaccaratRound, spot: str, amount_cents: int) -> None:
-    round_.place_bet(spot, amount_cents)
-    load_wallet(unit, round_.player_id, round_.mode).hold(round_.round_id, amount_cents)
+def place_bet(unit: Unit, round_: Coup, spot: str, amount_cents: int) -> None:
+    player_id = _player(round_)
+    round_.place_bet(rules_of(round_.variant), player_id, spot, amount_cents)
+    load_wallet(unit, player_id, round_.mode).hold(round_.round_id, amount_cents)
 
 
-def remove_bet(unit: Unit, round_: BaccaratRound, spot: str) -> None:
-    amount = round_.remove_bet(spot)
-    load_wallet(unit, round_.player_id, round_.mode).release(round_.round_id, amount)
+def remove_bet(unit: Unit, round_: Coup, spot: str) -> None:
+    player_id = _player(round_)
+    amount = round_.remove_bet(rules_of(round_.variant), player_id, spot)
+    load_wallet(unit, player_id, round_.mode).release(round_.round_id, amount)
 
 
-def cancel_bets(unit: Unit, round_: BaccaratRound) -> None:
+def cancel_bets(unit: Unit, round_: Coup) -> None:
     """Take every stake back before the deal."""
-    if not round_.bets:
-        raise NoBets("there are no bets to cancel")
-    for spot in sorted(round_.bets):
-        remove_bet(unit, round_, spot)
+    player_id = _player(round_)
+    amount = round_.cancel_bets(player_id)
+    load_wallet(unit, player_id, round_.mode).release(round_.round_id, amount)
 
 
-def deal(
-    unit: Unit, games: GameSettings, round_: BaccaratRound, now: datetime.datetime
-) -> BaccaratRound | None:
+def deal(unit: Unit, games: GameSettings, round_: Coup, now: datetime.datetime) -> Coup | None:
     """Play the whole coup and settle it; a P2P table then moves on to its next round,
     which is returned when auto-confirm opened one."""
-    round_.deal()
+    player_id = _player(round_)
+    # Punto banco owes no choice, so no deadline is ever set: `now` stands for one.
+    round_.deal(rules_of(round_.variant), [player_id], set(), now.isoformat())
     if round_.variant != P2P:
         settle_house(unit, round_)
         return None
@@ -70,7 +77,7 @@ def deal(
     return p2p_steps.end_round(unit, games.p2p, round_, now)
 
 
-def end_idle(unit: Unit, round_: BaccaratRound, idle_since: datetime.datetime) -> bool:
+def end_idle(unit: Unit, round_: Coup, idle_since: datetime.datetime) -> bool:
     """Void a round still open with no action since `idle_since` (rules.md 4): every
     stake and the dealer's hold go back. A round acted on since is left alone."""
     if round_.status != OPEN or round_.modified_on > idle_since:
@@ -79,3 +86,8 @@ def end_idle(unit: Unit, round_: BaccaratRound, idle_since: datetime.datetime) -
     if round_.table_id is not None:
         p2p_steps.void_idle_round(unit, round_)
     return True
+
+
+def _player(round_: Coup) -> str:
+    assert round_.player_id is not None, "a one-seat round has its player"
+    return round_.player_id

@@ -15,12 +15,17 @@ from typing import Any
 from domain import wallet as wallet_topics
 from domain.baccarat.rules import hand_total, points_for_stake
 from domain.rounds import WalletEntry, replay, seed_problems
-from domain.tables import bank
+from domain.tables import bank, old_rounds
 from domain.tables.coup import BY_SYSTEM, OPEN, SETTLED_STATUS, Coup
 from domain.tables.games import rules_of
 from domain.tables.tableau import Choice, Draw, Over
 
-CARD_TOPICS = ("casino:Coup.CardDealt", "casino:Coup.ThirdCardDrawn")
+CARD_TOPICS = (
+    "casino:Coup.CardDealt",
+    "casino:Coup.ThirdCardDrawn",
+    old_rounds.CARD_DEALT,  # a house or P2P round stored before baccarat was one model
+    old_rounds.THIRD_CARD_DRAWN,
+)
 STEPS_MAX = 32  # cards and choices of one coup, however it plays
 
 
@@ -29,7 +34,7 @@ def verify_coup(events: list[Any], entries: list[WalletEntry]) -> list[str]:
     assert isinstance(coup, Coup)
     if coup.status == OPEN or coup.seed is None:
         return []  # Nothing dealt yet, or its seed is sealed until it is over.
-    name = f"coup {coup.round_id}"
+    name = f"{'round' if coup.one_seat else 'coup'} {coup.round_id}"
     if seeded := seed_problems(name, coup):
         return seeded
     problems = _check_cards(name, coup, events)
@@ -37,7 +42,8 @@ def verify_coup(events: list[Any], entries: list[WalletEntry]) -> list[str]:
         problems += _check_play(name, coup)
         problems += _check_wallets(name, coup, entries)
     else:
-        moved = (wallet_topics.ROUND_SETTLED, wallet_topics.POINTS_CHANGED)
+        moved = (wallet_topics.ROUND_SETTLED, wallet_topics.POINTS_CHANGED,
+                 wallet_topics.COMMISSION_CHARGED)  # fmt: skip
         problems += [
             f"{name}: voided, yet {e.topic} was posted" for e in entries if e.topic in moved
         ]
@@ -139,9 +145,9 @@ def _check_result(name: str, coup: Coup, hands: dict[str, list[str]], over: Over
     for payout in coup.payouts:
         due = rules.bet_net(payout["spot"], payout["stake_cents"], totals, coup.tie_pays)
         if due != payout["net_cents"]:
+            whose = "" if coup.one_seat else f"{payout['player_id']}'s "
             problems.append(
-                f"{name}: {payout['player_id']}'s {payout['spot']} paid "
-                f"{payout['net_cents']}, due {due}"
+                f"{name}: {whose}{payout['spot']} paid {payout['net_cents']}, due {due}"
             )
     staked = {(p["player_id"], p["spot"]): p["stake_cents"] for p in coup.payouts}
     bets = {(player, spot): cents for player, spots in coup.bets.items()
@@ -152,15 +158,16 @@ def _check_result(name: str, coup: Coup, hands: dict[str, list[str]], over: Over
 
 
 def _check_bank(name: str, coup: Coup) -> list[str]:
-    """The commission on the banker's winnings, and the bank after the coup."""
+    """The commission (on the banker's winnings, or at a P2P table on every stake), and
+    the bank after the coup."""
     if coup.banker_id is None:
         return []
-    banker_net = coup.banker_net_cents()
-    due = bank.commission_cents(banker_net, coup.commission_basis_points)
+    rules, banker_net = rules_of(coup.variant), coup.banker_net_cents()
+    due = coup.commission_due(rules)
     problems = []
     if coup.commission_cents != due:
         problems.append(f"{name}: commission {coup.commission_cents}, due {due}")
-    if coup.bank_after_cents != coup.bank_cents + banker_net - due:
+    if rules.player_banked and coup.bank_after_cents != coup.bank_cents + banker_net - due:
         problems.append(
             f"{name}: the bank went from {coup.bank_cents} to {coup.bank_after_cents}, "
             f"the coup says {coup.bank_cents + banker_net - due}"
@@ -173,18 +180,15 @@ def _check_wallets(name: str, coup: Coup, entries: list[WalletEntry]) -> list[st
     the house, each result and dealer points; against a player's bank, each result
     (the banker's before the commission), the commission, and the bank's hold moving
     as the bank did (or released whole, passed on)."""
-    expected: dict[tuple[str, str], int] = {}
+    rules, expected = rules_of(coup.variant), _dealer_points(coup)
     for player_id, net in coup.nets().items():
         expected[(player_id, wallet_topics.ROUND_SETTLED)] = net
-        if coup.banker_id is None:
-            points = points_for_stake(coup.stake_of(player_id))
-            expected[(player_id, wallet_topics.POINTS_CHANGED)] = points
     if coup.banker_id is not None:
         expected[(coup.banker_id, wallet_topics.ROUND_SETTLED)] = coup.banker_net_cents()
-        if coup.commission_cents:
+        if coup.commission_cents or rules.commission_on_stakes:
             expected[(coup.banker_id, wallet_topics.COMMISSION_CHARGED)] = coup.commission_cents
     problems = []
-    if coup.banker_id is not None:
+    if rules.player_banked and coup.banker_id is not None:
         moved = _bank_moved(coup, entries)
         if moved not in (coup.bank_after_cents - coup.bank_cents, -coup.bank_cents):
             problems.append(f"{name}: the bank's hold moved {moved}, the bank by "
@@ -195,20 +199,34 @@ def _check_wallets(name: str, coup: Coup, entries: list[WalletEntry]) -> list[st
         if amount is not None:
             key = (entry.player_id, entry.topic)
             posted[key] = posted.get(key, 0) + amount
+    kind = name.split()[0]  # a round of one seat, or a coup
     return (
         problems
         + [
             f"{name}: {who}'s wallet shows {topic.rsplit('.', 1)[-1]} {posted.get((who, topic))}, "
-            f"the coup says {amount}"
+            f"the {kind} says {amount}"
             for (who, topic), amount in sorted(expected.items())
             if posted.get((who, topic)) != amount
         ]
         + [
-            f"{name}: {who}'s wallet posted {topic.rsplit('.', 1)[-1]} for a coup it has no bet in"
+            f"{name}: {who}'s wallet posted {topic.rsplit('.', 1)[-1]} for a {kind} "
+            "it has no bet in"
             for (who, topic) in sorted(posted)
             if (who, topic) not in expected
         ]
     )
+
+
+def _dealer_points(coup: Coup) -> dict[tuple[str, str], int]:
+    """Dealer points move in baccarat against the house and at a P2P table: each player
+    gains one per dollar staked, a P2P dealer loses as many (rules.md 2.1)."""
+    rules, points = rules_of(coup.variant), wallet_topics.POINTS_CHANGED
+    if coup.banker_id is not None and not rules.dealer_points:
+        return {}
+    moved = {(who, points): points_for_stake(coup.stake_of(who)) for who in coup.bets}
+    if coup.banker_id is not None:
+        moved[(coup.banker_id, points)] = -points_for_stake(coup.total_stake_cents)
+    return moved
 
 
 def _bank_moved(coup: Coup, entries: list[WalletEntry]) -> int:

@@ -91,13 +91,13 @@ def settle(unit: Unit, coup: Coup) -> None:
     banker = load_wallet(unit, coup.banker_id, coup.mode)
     banker_net = coup.banker_net_cents()
     if banker_net < 0:  # what the lost coup took from the bank leaves its hold first
-        banker.release_bank(coup.table_id, coup.round_id, -banker_net)
+        banker.release_bank(coup.table, coup.round_id, -banker_net)
     banker.settle(coup.round_id, banker_net, None)
     if coup.commission_cents:
         banker.charge_commission(coup.round_id, coup.commission_cents)
     grown = banker_net - coup.commission_cents
     if grown > 0:
-        banker.hold_bank(coup.table_id, coup.round_id, grown)
+        banker.hold_bank(coup.table, coup.round_id, grown)
 
 
 def after_coup(unit: Unit, table: Table, coup: Coup) -> None:

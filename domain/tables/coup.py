@@ -16,6 +16,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate, event
 
 from domain.baccarat.rules import check_chips, chips_for
+from domain.baccarat.rules import commission_cents as stakes_commission_cents
 from domain.copying import FastCopy
 from domain.errors import (
     BancoCalled,
@@ -30,7 +31,7 @@ from domain.rounds import CommittedRound, load_round, open_sealed
 from domain.tables import bank
 from domain.tables.coup_figures import SETTLED_STATUS as SETTLED_STATUS
 from domain.tables.coup_figures import CoupFigures
-from domain.tables.tableau import Choice, Draw, Over, TableGameRules, check_player_total
+from domain.tables.tableau import Choice, Draw, Over, TableGameRules
 from domain.unit import SecretBox, Unit
 
 # Stable event topics: stored with every event, so they never change.
@@ -56,7 +57,7 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
 
     class Created(Aggregate.Created):
         TOPIC = OPENED
-        table_id: str
+        table_id: str | None  # None: a house round, a one-seat table of its own
         variant: str
         mode: str
         decks: int
@@ -71,11 +72,12 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
         shoe_prefix: list[str] | None
         shuffle_algorithm: str
         sealed_secrets: str | None  # the seed and the certification shoe, encrypted
+        player_id: str | None  # the one seat's player (house, P2P); None at a table of many
 
     @event(Created)
     def __init__(
         self,
-        table_id: str,
+        table_id: str | None,
         variant: str,
         mode: str,
         decks: int,
@@ -90,9 +92,11 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
         shoe_prefix: list[str] | None,
         shuffle_algorithm: str,
         sealed_secrets: str | None = None,
+        player_id: str | None = None,  # absent from the coups of tables of many
     ) -> None:
         self._commit(seed, seed_commitment, shoe_prefix, sealed_secrets)
         self.table_id, self.variant, self.mode = table_id, variant, mode
+        self.player_id = player_id
         self.decks, self.tie_pays = decks, tie_pays
         self.bet_min_cents, self.bet_max_cents = bet_min_cents, bet_max_cents
         # A player-banked coup: whose bank is at stake, whole, and the casino's rate on it.
@@ -128,10 +132,22 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
         **terms: Any,
     ) -> Coup:
         """A coup on the table's terms (table_id, variant, mode, decks, tie_pays, banker_id,
-        bank_cents, commission_basis_points), its shoe fixed by `seed`, sealed by `box`."""
+        bank_cents, commission_basis_points, and at a one-seat table its player_id), its
+        shoe fixed by `seed`, sealed by `box`."""
         return open_sealed(
             cls, box, seed, shoe_prefix, bet_min_cents=limits[0], bet_max_cents=limits[1], **terms
         )
+
+    @property
+    def one_seat(self) -> bool:
+        """A round of one player: the house's single-player round, or a P2P round."""
+        return self.player_id is not None
+
+    @property
+    def table(self) -> str:
+        """The id of the table of many players this coup is played at."""
+        assert self.table_id is not None, "a house round has no table"
+        return self.table_id
 
     # Commands: each validates, then triggers its events.
 
@@ -148,11 +164,12 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
         rules.check_spot(spot)
         check_chips(amount_cents)
         stake = self.stake_of(player_id) + amount_cents
-        if self.banker_id is not None:
+        if rules.player_banked:
+            assert self.banker_id is not None
             bank.check_bet(self.variant, self.banker_id, player_id, seat, spot, amount_cents)
             bank.check_cover(self.variant, stake, amount_cents, self.bank_cents,
                              self.total_stake_cents)  # fmt: skip
-        self._check_player_total(player_id, stake)
+        rules.check_stake(player_id, stake, self.stake_of(player_id), self._limits())
         self._bet_placed(player_id, spot, amount_cents, chips_for(amount_cents))
 
     def call_banco(
@@ -171,15 +188,16 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
         self._banco_called(player_id, spot, self.bank_cents, player_id == suivi)
         return returned
 
-    def remove_bet(self, player_id: str, spot: str) -> int:
+    def remove_bet(self, rules: TableGameRules, player_id: str, spot: str) -> int:
         """Take one player's stake on a spot back before the deal; return how much."""
         self._check_removable(player_id)
+        rules.check_spot(spot)
         amount = self.bets.get(player_id, {}).get(spot, 0)
         if not amount:
             raise NoStakeOnSpot(f"{player_id} has no stake on {spot[:40]} to remove")
         left = self.stake_of(player_id) - amount
         if left:
-            self._check_player_total(player_id, left)
+            rules.check_stake(player_id, left, self.stake_of(player_id), self._limits())
         self._bet_removed(player_id, spot, amount)
         return amount
 
@@ -204,7 +222,8 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
         self._check_open()
         if not self.bets:
             raise NoBets("place at least one bet before the deal")
-        returned = self._cover(order) if self.banker_id is not None else []
+        rules.check_deal(self.total_stake_cents, self._limits())
+        returned = self._cover(order) if rules.player_banked else []
         playing = rules.choosers(self.bets, order, self.banker_id)
         if playing:
             self._players_chosen(playing, order)
@@ -291,10 +310,10 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
         bank_after = 0
         if self.banker_id is not None:
             banker_net = self.banker_net_cents()
-            commission = bank.commission_cents(banker_net, self.commission_basis_points)
-            if commission:
+            commission = self.commission_due(rules)
+            if commission or rules.commission_on_stakes:  # P2P: recorded even when nothing
                 self._commission_charged(commission)
-            bank_after = self.bank_cents + banker_net - commission
+            bank_after = self.bank_cents + banker_net - commission if rules.player_banked else 0
         seed, shoe_prefix = self.secrets()
         self._settled(over.outcome, totals, seed, bank_after, shoe_prefix)
 
@@ -316,9 +335,15 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
         if self.banco is not None and self.banco["player_id"] == player_id:
             raise BancoCalled(f"{player_id} called banco: it stands until the coup is over")
 
-    def _check_player_total(self, player_id: str, total_cents: int) -> None:
-        limits = (self.bet_min_cents, self.bet_max_cents)
-        check_player_total(player_id, total_cents, self.stake_of(player_id), limits)
+    def _limits(self) -> tuple[int, int]:
+        return self.bet_min_cents, self.bet_max_cents
+
+    def commission_due(self, rules: TableGameRules) -> int:
+        """The casino's commission on a settled coup: at a P2P table its rate of every
+        stake (rules.md 2.1), at a player's bank its rate of the bank's winnings (2.3)."""
+        if rules.commission_on_stakes:
+            return stakes_commission_cents(self.total_stake_cents, self.commission_basis_points)
+        return bank.commission_cents(self.banker_net_cents(), self.commission_basis_points)
 
     # Events: the bodies re-run on every replay, so they only check and assign.
 
@@ -420,3 +445,8 @@ def load_coup(unit: Unit, round_id: str) -> Coup:
     if not isinstance(round_, Coup):
         raise UnknownRound(f"round {round_id[:80]} is not a table coup")
     return round_
+
+
+# The rounds stored before baccarat was one model load as coups (a frozen loader): their
+# topics are registered wherever a coup can be read.
+from domain.tables import old_rounds as old_rounds  # noqa: E402

@@ -4,6 +4,7 @@ are played by the one punto banco tableau of domain/baccarat/rules.py."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from domain.baccarat.rules import (
     BANKER,
@@ -14,9 +15,10 @@ from domain.baccarat.rules import (
     outcome_of,
     punto_banco_tableau,
 )
-from domain.tables.tableau import TableGameRules
+from domain.tables.tableau import OneSeatRules, TableGameRules
 
 PUNTO_BANCO = "punto_banco"
+HOUSE, P2P = "house", "p2p"  # the single-player round's variants
 
 
 def punto_banco_bet_net(
@@ -35,3 +37,16 @@ PUNTO_BANCO_RULES = TableGameRules(
     tableau=punto_banco_tableau,
     bet_net=punto_banco_bet_net,
 )
+
+# The house's single-player round (rules.md 2.2): a one-seat table the house banks.
+HOUSE_RULES = OneSeatRules(
+    name=HOUSE,
+    seats=("1",),
+    spots=(PLAYER, BANKER, TIE),
+    deal_order=DEAL_ORDER,
+    tableau=punto_banco_tableau,
+    bet_net=punto_banco_bet_net,
+)
+# A P2P round (rules.md 2.1): one player against the dealer, who is the banker; the
+# casino takes its rate of every stake, and the dealer's dealer points go down.
+P2P_RULES = replace(HOUSE_RULES, name=P2P, commission_on_stakes=True, dealer_points=True)

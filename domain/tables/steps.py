@@ -112,14 +112,14 @@ def open_coup(unit: Unit, games: GameSettings, table: Table, shoe_prefix: list[s
 
 
 def place_bet(unit: Unit, coup: Coup, player_id: str, spot: str, amount_cents: int) -> None:
-    table = load_table(unit, coup.table_id)
+    table = load_table(unit, coup.table)
     table.check_seated(player_id)
     coup.place_bet(rules_of(coup.variant), player_id, spot, amount_cents, table.seat_of(player_id))
     load_wallet(unit, player_id, coup.mode).hold(coup.round_id, amount_cents)
 
 
 def remove_bet(unit: Unit, coup: Coup, player_id: str, spot: str) -> None:
-    amount = coup.remove_bet(player_id, spot)
+    amount = coup.remove_bet(rules_of(coup.variant), player_id, spot)
     load_wallet(unit, player_id, coup.mode).release(coup.round_id, amount)
 
 
@@ -132,7 +132,7 @@ def cancel_bets(unit: Unit, coup: Coup, player_id: str) -> None:
 def deal(unit: Unit, settings: TableSettings, coup: Coup, now: datetime.datetime) -> None:
     """Play the coup until it is over, settling every player, or a choice is owed; a
     bet the bank does not cover goes back to its player's wallet (rules.md 2.3)."""
-    table = load_table(unit, coup.table_id)
+    table = load_table(unit, coup.table)
     rules = rules_of(coup.variant)
     order, absent = table.play_order(after=table.banker), set(table.leaving)
     for player_id, _, cents in coup.deal(rules, order, absent, _deadline(settings, now)):
@@ -148,7 +148,7 @@ def choose(
     action: str,
     now: datetime.datetime,
 ) -> None:
-    table = load_table(unit, coup.table_id)
+    table = load_table(unit, coup.table)
     rules, absent = rules_of(coup.variant), set(table.leaving)
     coup.choose(rules, player_id, action, now, absent, _deadline(settings, now))
     _settle_if_over(unit, coup, table)
@@ -159,7 +159,7 @@ def choose_when_due(
 ) -> bool:
     """Make the choice owed by the system if its deadline has passed, or its
     participant is away (rules.md 2.3, 4); says whether one was made."""
-    table = load_table(unit, coup.table_id)
+    table = load_table(unit, coup.table)
     pending, absent = coup.pending, set(table.leaving)
     if pending is None:
         return False
@@ -179,7 +179,7 @@ def end_idle(unit: Unit, coup: Coup, idle_since: datetime.datetime) -> bool:
     coup.void("no action before the idle timeout")
     for player_id in coup.bets:
         load_wallet(unit, player_id, coup.mode).release(coup.round_id)
-    table = load_table(unit, coup.table_id)
+    table = load_table(unit, coup.table)
     if coup.banker_id is not None:
         bank_steps.after_coup(unit, table, coup)  # the bank unchanged, unless its banker left
     _end_coup(unit, coup, table)

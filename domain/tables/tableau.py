@@ -72,6 +72,11 @@ class TableGameRules:
     bet_net: BetNet
     choosers: Choosers = nobody_chooses
     player_banked: bool = False  # a seated player holds the bank, not the house
+    # The casino's commission is its rate of every stake, recorded even when it is
+    # nothing (P2P, rules.md 2.1), not of a bank's winnings (rules.md 2.3, 2.4).
+    commission_on_stakes: bool = False
+    # The banker's dealer points go down by the stakes against them (P2P, rules.md 2.1).
+    dealer_points: bool = False
 
     def check_seat(self, seat: str) -> None:
         if seat not in self.seats:
@@ -85,6 +90,42 @@ class TableGameRules:
             raise UnknownSpot(
                 f"{spot[:40]!r} is not a spot at a {self.name} table: "
                 f"bet on {', '.join(self.spots)}"
+            )
+
+    def check_stake(
+        self, player_id: str, total_cents: int, stake_cents: int, limits: tuple[int, int]
+    ) -> None:
+        """As a bet or a removal comes: at a table, each player's stake is within the limits."""
+        check_player_total(player_id, total_cents, stake_cents, limits)
+
+    def check_deal(self, total_cents: int, limits: tuple[int, int]) -> None:
+        """At the deal: nothing more at a table, where every stake was checked as it came."""
+
+
+@dataclass(frozen=True)
+class OneSeatRules(TableGameRules):
+    """A round of one player (the house's single-player round, a P2P round, rules.md
+    2.1-2.2): the limits are the round's total stake's, the maximum checked as each
+    bet comes, the minimum at the deal, so chips can be added in any order."""
+
+    def check_spot(self, spot: str) -> None:
+        if spot not in self.spots:
+            named = f"{', '.join(self.spots[:-1])} or {self.spots[-1]}"
+            raise UnknownSpot(f"{spot[:40]!r} is not a spot: bet on {named}")
+
+    def check_stake(
+        self, player_id: str, total_cents: int, stake_cents: int, limits: tuple[int, int]
+    ) -> None:
+        if total_cents > limits[1]:
+            raise above_maximum("the round's total stake", total_cents, stake_cents, limits[1])
+
+    def check_deal(self, total_cents: int, limits: tuple[int, int]) -> None:
+        minimum = limits[0]
+        if total_cents < minimum:
+            raise BelowTableMinimum(
+                f"the round's total stake of {format_cents(total_cents)} is below "
+                f"the table minimum of {format_cents(minimum)}",
+                minimum=format_cents(minimum),
             )
 
 
@@ -104,15 +145,22 @@ def check_player_total(
     always 0 or within them: `total_cents` is what a bet or removal would leave."""
     minimum, maximum = limits
     if total_cents > maximum:
-        raise AboveTableMaximum(
-            f"{player_id}'s stake in this coup would be {format_cents(total_cents)}, "
-            f"above the table maximum of {format_cents(maximum)}",
-            maximum=format_cents(maximum),
-            total_stake=format_cents(stake_cents),
-        )
+        raise above_maximum(f"{player_id}'s stake in this coup", total_cents, stake_cents, maximum)
     if total_cents < minimum:
         raise BelowTableMinimum(
             f"{player_id}'s stake in this coup would be {format_cents(total_cents)}, "
             f"below the table minimum of {format_cents(minimum)}",
             minimum=format_cents(minimum),
         )
+
+
+def above_maximum(
+    whose: str, total_cents: int, stake_cents: int, maximum: int
+) -> AboveTableMaximum:
+    """The refusal of a stake that would pass the table maximum: `whose` stake it is."""
+    return AboveTableMaximum(
+        f"{whose} would be {format_cents(total_cents)}, "
+        f"above the table maximum of {format_cents(maximum)}",
+        maximum=format_cents(maximum),
+        total_stake=format_cents(stake_cents),
+    )

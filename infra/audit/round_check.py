@@ -19,18 +19,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from domain import wallet as wallet_topics
-from domain.baccarat import round as baccarat_topics
-from domain.baccarat.audit import verify_baccarat_round
 from domain.blackjack import round as blackjack_topics
 from domain.blackjack.audit import verify_blackjack_round
 from domain.rounds import WalletEntry
 from domain.tables import coup as coup_topics
+from domain.tables import old_rounds
 from domain.tables.audit import verify_coup
 from infra.audit.chain_check import Problems, VersionCheck
 from projections.round_trail import ENDED
 
 VERIFIERS = {
-    baccarat_topics.ROUND: verify_baccarat_round,
+    old_rounds.ROUND: verify_coup,  # house and P2P rounds stored before they were coups
     blackjack_topics.ROUND: verify_blackjack_round,
     coup_topics.ROUND: verify_coup,
 }

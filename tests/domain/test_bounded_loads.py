@@ -10,8 +10,8 @@ from uuid import UUID
 from domain.application import CasinoApplication
 from domain.baccarat import steps
 from domain.baccarat.p2p import load_p2p_table, lobby_uuid
-from domain.baccarat.round import load_baccarat_round
 from domain.ids import player_uuid, wallet_uuid
+from domain.tables.coup import load_coup
 from domain.unit import Unit
 from infra.commands import with_commands
 
@@ -28,7 +28,7 @@ def play_rounds(app: CasinoApplication, unit: Unit, table_id: str) -> None:
     table = load_p2p_table(unit, table_id)
     for _ in range(ROUNDS_PER_SAVE):
         assert table.round_id is not None
-        round_ = load_baccarat_round(unit, table.round_id)
+        round_ = load_coup(unit, table.round_id)
         steps.place_bet(unit, round_, "player", 500)
         steps.deal(unit, app.games, round_, app.clock())
 

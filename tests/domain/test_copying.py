@@ -83,7 +83,7 @@ def test_a_played_table_and_round_copy_as_their_events_make_them_and_stay_apart(
     app.place_bet(round_id, "player", 1_000, None)
     app.deal(round_id)
     assert app.repository.cache is not None
-    for kind_name in ("P2PTable", "BaccaratRound", "Wallet", "Lobby", "Player"):
+    for kind_name in ("P2PTable", "Coup", "Wallet", "Lobby", "Player"):
         cached = next(
             entry[3]
             for entry in app.repository.cache.cache.values()

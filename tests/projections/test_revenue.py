@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from benchmarks import bench_blackjack_sim
-from domain.baccarat import round as baccarat_round
 from domain.baccarat.rules import BANKER, PLAYER, TIE, bet_net_cents, play_coup
 from domain.blackjack import round as blackjack_round
 from domain.cards import RANKS
 from domain.rtp import figures
+from domain.tables import old_rounds as baccarat_round
 from infra import reports
 from projections import revenue
 

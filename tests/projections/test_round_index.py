@@ -74,8 +74,8 @@ def test_each_entry_says_what_the_round_itself_says(played: Store) -> None:
         round_ = played.app.round(entry["round_id"])
         blackjack = isinstance(round_, BlackjackRound)
         roles = {"player": round_.player_id}
-        if not blackjack and round_.dealer_id is not None:
-            roles["dealer"] = round_.dealer_id
+        if not blackjack and round_.banker_id is not None:  # a P2P round's dealer banks it
+            roles["dealer"] = round_.banker_id
         assert (entry["game"], entry["variant"], entry["mode"], entry["status"]) == (
             "blackjack" if blackjack else "baccarat",
             round_.hall if blackjack else round_.variant,

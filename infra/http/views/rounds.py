@@ -10,18 +10,20 @@ from typing import Any, assert_never
 
 from domain.any_round import Dealt, Round
 from domain.baccarat import rules as baccarat
-from domain.baccarat.round import P2P, BaccaratRound
 from domain.blackjack.round import BlackjackRound
 from domain.money import format_cents
 from domain.rounds import secrets_revealed, with_revealed_secrets, withhold_secrets
 from domain.tables.coup import Coup
+from domain.tables.punto_banco import P2P
 from infra.http.views.blackjack import blackjack_round_view
 from infra.http.views.tables import coup_view
+
+HANDS = (baccarat.PLAYER, baccarat.BANKER)  # a one-seat round shows both, from its opening
 
 
 def round_view(round_: Round) -> dict[str, Any]:
     match round_:
-        case BaccaratRound():
+        case Coup() if round_.one_seat:
             return baccarat_round_view(round_)
         case BlackjackRound():
             return blackjack_round_view(round_)
@@ -35,14 +37,17 @@ def dealt_view(dealt: Dealt) -> dict[str, Any]:
     """A dealt round; a P2P round's also names the next round auto-confirm opened in
     the same save (null when none did), so the client need not ask its table."""
     view = round_view(dealt.round)
-    if isinstance(dealt.round, BaccaratRound) and dealt.round.variant == P2P:
+    if isinstance(dealt.round, Coup) and dealt.round.variant == P2P:
         following = dealt.next_round
         view["next_round"] = baccarat_round_view(following) if following is not None else None
     return view
 
 
-def baccarat_round_view(round_: BaccaratRound) -> dict[str, Any]:
+def baccarat_round_view(round_: Coup) -> dict[str, Any]:
+    """A one-seat coup (the house's single-player round, a P2P round) as its answer
+    has always shown it: one player's bets, both hands, the dealer as `dealer_id`."""
     settled = round_.outcome is not None
+    bets = round_.bets.get(round_.player_id or "", {})
     view: dict[str, Any] = {
         "round_id": round_.round_id,
         "game": "baccarat",
@@ -50,7 +55,7 @@ def baccarat_round_view(round_: BaccaratRound) -> dict[str, Any]:
         "status": round_.status,
         "mode": round_.mode,
         "player_id": round_.player_id,
-        "dealer_id": round_.dealer_id,
+        "dealer_id": round_.banker_id,
         "table_id": round_.table_id,
         "seed_commitment": round_.seed_commitment,
         "seed": round_.seed if secrets_revealed(round_.status) else None,
@@ -58,14 +63,14 @@ def baccarat_round_view(round_: BaccaratRound) -> dict[str, Any]:
         "decks": round_.decks,
         "tie_pays": round_.tie_pays,
         "limits": {
-            "min": format_cents(round_.stake_min_cents),
-            "max": format_cents(round_.stake_max_cents),
+            "min": format_cents(round_.bet_min_cents),
+            "max": format_cents(round_.bet_max_cents),
         },
-        "bets": [{"spot": s, "amount": format_cents(c)} for s, c in sorted(round_.bets.items())],
+        "bets": [{"spot": s, "amount": format_cents(c)} for s, c in sorted(bets.items())],
         "total_stake": format_cents(round_.total_stake_cents),
         "hands": {
             hand: {"cards": list(cards), "total": baccarat.hand_total(cards) if cards else None}
-            for hand, cards in round_.cards.items()
+            for hand, cards in ((h, round_.hands.get(h, [])) for h in HANDS)
         },
         "outcome": round_.outcome,
         "payouts": [
@@ -76,11 +81,21 @@ def baccarat_round_view(round_: BaccaratRound) -> dict[str, Any]:
             }
             for p in round_.payouts
         ],
-        "commission": format_cents(round_.commission_cents) if round_.dealer_id else None,
-        "net": _money(round_.nets()) if settled else None,
+        "commission": format_cents(round_.commission_cents) if round_.banker_id else None,
+        "net": _money(_one_seat_nets(round_)) if settled else None,
         "void_reason": round_.void_reason,
     }
     return view
+
+
+def _one_seat_nets(round_: Coup) -> dict[str, int]:
+    """The player's result, and the dealer's and the casino's commission (P2P) or the
+    house's (house round), in cents."""
+    player = -round_.banker_net_cents()
+    if round_.banker_id is None:
+        return {"player": player, "casino": -player}
+    return {"player": player, "dealer": -player - round_.commission_cents,
+            "casino": round_.commission_cents}  # fmt: skip
 
 
 def _money(cents: dict[str, int]) -> dict[str, str]:

@@ -3,9 +3,9 @@
 from types import SimpleNamespace
 from typing import Any
 
-from domain.baccarat.audit import WalletEntry
 from domain.blackjack.audit import play_again, verify_blackjack_round
 from domain.blackjack.round import BlackjackRound
+from domain.rounds import WalletEntry
 from domain.wallet import ROUND_SETTLED
 from tests.domain.blackjack.test_round import given
 

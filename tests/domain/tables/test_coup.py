@@ -103,9 +103,9 @@ def test_limits_apply_to_each_players_total_stake_in_the_coup() -> None:
 
 def test_a_player_takes_back_only_their_own_stake() -> None:
     coup = betting(("ann", "player", 1000), ("bob", "player", 500))
-    assert coup.remove_bet("bob", "player") == 500
+    assert coup.remove_bet(PUNTO_BANCO_RULES, "bob", "player") == 500
     with pytest.raises(NoStakeOnSpot):
-        coup.remove_bet("bob", "player")
+        coup.remove_bet(PUNTO_BANCO_RULES, "bob", "player")
     assert then(coup) == [
         ("BetRemoved", {"player_id": "bob", "spot": "player", "amount_cents": 500})
     ]
@@ -209,7 +209,7 @@ def test_who_plays_the_hand_and_the_play_order_are_recorded_at_the_deal() -> Non
 def test_cancelling_takes_every_spot_back_at_once_whatever_the_minimum() -> None:
     coup = betting(("ann", "banker", 500), ("ann", "tie", 100))  # $6 in all; the minimum is $5
     with pytest.raises(BelowTableMinimum):
-        coup.remove_bet("ann", "banker")  # one at a time, $1 would be left
+        coup.remove_bet(PUNTO_BANCO_RULES, "ann", "banker")  # one at a time, $1 would be left
     assert coup.cancel_bets("ann") == 600
     assert kinds(coup) == ["BetRemoved", "BetRemoved"] and coup.bets == {}
     with pytest.raises(NoBets):

@@ -138,7 +138,7 @@ def test_every_event_is_exported_in_order_with_its_fields(store: Store, format_:
     deposit = next(r for r in records if r["type"] == "Deposited")
     assert deposit["data"]["amount_cents"] == 50_000  # Integer cents, as stored.
     assert deposit["data"]["postings"] == [["player:alice", 50_000], ["cashier", -50_000]]
-    settled = next(r for r in records if r["topic"] == "casino:BaccaratRound.Settled")
+    settled = next(r for r in records if r["topic"] == "casino:Coup.Settled")
     assert len(settled["data"]["seed"]) == 64  # The round is over: its seed is shown.
 
 

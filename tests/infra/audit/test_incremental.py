@@ -121,7 +121,7 @@ def test_a_tampered_payout_of_a_round_open_at_the_anchor_is_named_as_a_full_veri
 ) -> None:
     state, round_id = open_at_the_anchor(store)
     store.app.deal(round_id)
-    paid = attacker.row("casino:BaccaratRound.PayoutMade", -1)
+    paid = attacker.row("casino:Coup.PayoutMade", -1)
     assert paid.position > state.position
     attacker.set_state(paid.position, paid.state.replace(b'"net_cents":1000', b'"net_cents":1100'))
     incremental, whole = since(store, state), full(store)

@@ -102,7 +102,7 @@ def test_an_open_round_whose_seed_was_put_in_clear_is_neither_dealt_nor_paid(
     round_ = store.app.open_house_round("ann", "real").result
     assert round_ is not None
     store.app.place_bet(str(round_.id), "tie", 100)
-    opened = attacker.row("casino:BaccaratRound.Opened")
+    opened = attacker.row("casino:Coup.Opened")
     state = json.loads(opened.state)
     chosen = "00" * 32
     state |= {"seed": chosen, "seed_commitment": commitment(chosen), "sealed_secrets": None,

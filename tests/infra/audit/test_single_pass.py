@@ -102,7 +102,7 @@ def test_an_event_that_cannot_be_read_stops_the_rebuild_aside_and_is_named(
 ) -> None:
     play_some_rounds(store)
     store.projector.catch_up()  # The live read models took it in before it was broken.
-    target = attacker.row("casino:BaccaratRound.CardDealt", 2)
+    target = attacker.row("casino:Coup.CardDealt", 2)
     attacker.set_state(target.position, b"x" + target.state[1:])
 
     problems = problems_of(store)

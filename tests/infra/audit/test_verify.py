@@ -303,7 +303,7 @@ def test_one_changed_byte_is_named_by_verify_and_by_the_cli(
     stores: StoreFactory, store: Store, attacker: Attacker
 ) -> None:
     round_id = play_some_rounds(store)
-    payout = attacker.row("casino:BaccaratRound.PayoutMade")
+    payout = attacker.row("casino:Coup.PayoutMade")
     offset = payout.state.index(b'"net_cents":1000') + len(b'"net_cents":')
     state = bytearray(payout.state)
     state[offset] = ord("9")  # 1000 -> 9000: one byte
@@ -323,7 +323,7 @@ def test_one_changed_byte_is_named_by_verify_and_by_the_cli(
 
 def test_a_byte_that_breaks_an_event_is_named_not_a_crash(store: Store, attacker: Attacker) -> None:
     play_some_rounds(store)
-    target = attacker.row("casino:BaccaratRound.CardDealt", 2)
+    target = attacker.row("casino:Coup.CardDealt", 2)
     attacker.set_state(target.position, b"x" + target.state[1:])
     problems = problems_of(store)
     assert named(problems, f"event at position {target.position} ({target.name})", "altered")
@@ -400,7 +400,7 @@ def test_sqlite_and_postgres_refuse_to_chain_over_a_removed_last_event(
 def test_two_events_swapped_in_place_are_named(store: Store, attacker: Attacker) -> None:
     play_some_rounds(store)
     first = attacker.row("casino:Wallet.Deposited", 0)
-    second = attacker.row("casino:BaccaratRound.PayoutMade", 0)
+    second = attacker.row("casino:Coup.PayoutMade", 0)
     attacker.swap_positions(first.position, second.position)
     problems = problems_of(store)
     for here, there in ((first, second), (second, first)):
@@ -413,7 +413,7 @@ def test_two_events_swapped_in_place_are_named(store: Store, attacker: Attacker)
 def test_two_events_swapped_in_content_are_named(store: Store, attacker: Attacker) -> None:
     play_some_rounds(store)
     first = attacker.row("casino:Wallet.Deposited", 1)
-    second = attacker.row("casino:BaccaratRound.CardDealt", 0)
+    second = attacker.row("casino:Coup.CardDealt", 0)
     attacker.swap_contents(first, second)
     problems = problems_of(store)
     for row in (first, second):

@@ -97,7 +97,9 @@ def audit_of(api: Api, round_id: str) -> list[dict[str, Any]]:
     return events
 
 
-ROUND_TOPICS = ("casino:BaccaratRound.", "casino:BlackjackRound.")
+# A house or P2P round is a coup (casino:Coup.*); one stored before baccarat was one
+# model shows its events as stored (casino:BaccaratRound.*).
+ROUND_TOPICS = ("casino:Coup.", "casino:BaccaratRound.", "casino:BlackjackRound.")
 
 
 def round_events(api: Api, round_id: str) -> list[dict[str, Any]]:

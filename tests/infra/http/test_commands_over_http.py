@@ -15,8 +15,8 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from domain.baccarat.round import BaccaratRound
 from domain.ids import wallet_uuid
+from domain.tables.coup import Coup
 from domain.wallet import Wallet
 from infra.config import load_settings
 from infra.http.app import create_app
@@ -77,7 +77,7 @@ def test_a_snapshot_a_save_makes_due_is_written(
 def test_a_round_snapshot_never_holds_its_seed_in_clear(
     api: Api, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(store.app.snapshotting_intervals, BaccaratRound, 1)
+    monkeypatch.setitem(store.app.snapshotting_intervals, Coup, 1)
     api.player("alice", real="10.00")
     round_id = api.post("/v1/baccarat/rounds", {"player_id": "alice", "mode": "real"}).json()[
         "round_id"

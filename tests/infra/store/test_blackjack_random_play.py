@@ -11,7 +11,6 @@ import random
 from uuid import UUID
 
 from domain.application import CasinoApplication
-from domain.baccarat.audit import WalletEntry, replay
 from domain.blackjack import play as rules
 from domain.blackjack.audit import verify_blackjack_round
 from domain.blackjack.round import IN_PLAY, SETTLED_STATUS, BlackjackRound
@@ -23,6 +22,7 @@ from domain.errors import (
     NoPreviousBets,
 )
 from domain.ids import wallet_uuid
+from domain.rounds import WalletEntry, replay
 from domain.settings import BlackjackSettings
 from domain.wallet import topic_of
 from infra.store.store import Store

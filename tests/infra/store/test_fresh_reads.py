@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 import infra.commands.fresh_reads as fresh_reads
-from domain.baccarat.round import BaccaratRound
 from domain.errors import UnknownPlayer, UnknownTable
 from domain.tables.coup import Coup
 from infra.store.store import Store
@@ -134,7 +133,7 @@ def test_the_table_and_round_read_together_are_those_another_process_saved(
     other.place_bet(first.round_id, "banker", 1000)  # the kept round moves on: in play
     table, current = store.app.p2p_table_with_round(table_id)
     assert current is not None and current.round_id == first.round_id
-    assert isinstance(current, BaccaratRound) and current.bets == {"banker": 1000}
+    assert isinstance(current, Coup) and current.bets == {current.player_id: {"banker": 1000}}
     other.deal(first.round_id)  # and the table moves on to a round never kept here
     table, current = store.app.p2p_table_with_round(table_id)
     assert table.rounds_played == before.rounds_played + 1

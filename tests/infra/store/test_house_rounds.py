@@ -4,8 +4,8 @@ import random
 from typing import cast
 
 from domain.any_round import Dealt
-from domain.baccarat.round import BaccaratRound
 from domain.shoe import shuffled_shoe
+from domain.tables.coup import Coup
 from infra.store.store import Store
 from projections import balances
 
@@ -30,11 +30,11 @@ def test_after_hundreds_of_random_rounds_the_books_balance(store: Store) -> None
             app.place_bet(round_.round_id, spot, dollars * 100)
             dollars_staked[player] += dollars
         settled = cast(Dealt, app.deal(round_.round_id).result).round
-        assert isinstance(settled, BaccaratRound)
-        players_net += settled.player_net_cents
+        assert isinstance(settled, Coup) and settled.player_id == player
+        players_net += settled.nets()[player]
         # Every card dealt is the committed shoe's, re-derived from the revealed seed.
         shoe = shuffled_shoe(settled.seed, settled.decks)
-        dealt = settled.cards["player"][:2] + settled.cards["banker"][:2]
+        dealt = settled.hands["player"][:2] + settled.hands["banker"][:2]
         assert dealt == [shoe[0], shoe[2], shoe[1], shoe[3]]
     store.projector.catch_up()
     with store.database.read() as cursor:

@@ -5,8 +5,8 @@ import threading
 from typing import cast
 
 from domain.any_round import Dealt
-from domain.baccarat.round import BaccaratRound
 from domain.errors import NoDealerAvailable
+from domain.tables.coup import Coup
 from domain.wallet import COMMISSION_CHARGED, POINTS_CHANGED
 from infra.store.store import Store
 from projections import balances, commission
@@ -65,20 +65,20 @@ def test_five_hundred_random_rounds_over_several_tables_keep_the_books(store: St
         table = app.p2p_table(rng.choice(tables))
         assert table.round_id is not None, table.notice
         round_ = app.round(table.round_id)
-        assert isinstance(round_, BaccaratRound)
-        low, high = round_.stake_min_cents // 100, round_.stake_max_cents // 100
+        assert isinstance(round_, Coup)
+        low, high = round_.bet_min_cents // 100, round_.bet_max_cents // 100
         for spot in rng.sample(["player", "banker", "tie"], rng.randint(1, 3)):
             room = high - round_.total_stake_cents // 100
             if room > 0:
                 app.place_bet(round_.round_id, spot, rng.randint(1, min(room, 2 * low)) * 100)
                 round_ = app.round(round_.round_id)
-                assert isinstance(round_, BaccaratRound)
-        if round_.total_stake_cents < round_.stake_min_cents:
+                assert isinstance(round_, Coup)
+        if round_.total_stake_cents < round_.bet_min_cents:
             app.place_bet(
-                round_.round_id, "banker", round_.stake_min_cents - round_.total_stake_cents
+                round_.round_id, "banker", round_.bet_min_cents - round_.total_stake_cents
             )
         settled = cast(Dealt, app.deal(round_.round_id).result).round
-        assert isinstance(settled, BaccaratRound)
+        assert isinstance(settled, Coup)
         commission_cents += settled.commission_cents
     store.projector.catch_up()
     events = every_store_event(store)

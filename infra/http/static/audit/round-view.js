@@ -212,8 +212,9 @@ function cards(round, groups, verdict) {
 
 function bets(round, events) {
   const mine = own(round, events);
-  // At a multi-player table each bet and payout names its player.
-  const whose = (data) => (data.player_id ? `${data.player_id}: ` : '');
+  // At a multi-player table each bet and payout names its player; a round of one
+  // player (house, P2P: the answer names its player_id) needs no name.
+  const whose = (data) => (data.player_id && !round.player_id ? `${data.player_id}: ` : '');
   const target = (data) => whose(data) + (data.spot !== undefined ? data.spot : `box ${data.box}`);
   const betRows = mine
     .filter((event) => event.type === 'BetPlaced' || event.type === 'BetRemoved')
