@@ -41,13 +41,16 @@ WAIT_SECONDS_MAX = 0.2
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    stores = StoreFactory("sqlite", Path(tmp_path_factory.mktemp("schemathesis")))
+    folder = Path(tmp_path_factory.mktemp("schemathesis"))
+    stores = StoreFactory("sqlite", folder)
     store = stores.open()
     store.app.register_player("alice", "Alice")
     store.app.deposit("alice", "real", 500_000)
     store.app.register_player("bob", "Bob")
     store.app.deposit("bob", "real", 500_000)
-    app = create_app(store, load_settings(idle_timeout_seconds=3600), background=True)
+    # Its own witness file: this module's server starts before `own_witness` runs.
+    settings = load_settings(idle_timeout_seconds=3600, witness=str(folder / "witness.jsonl"))
+    app = create_app(store, settings, background=True)
     with TestClient(app) as client:  # its lifespan runs the projector and timeout workers
         yield client
     stores.close_all()
