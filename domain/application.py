@@ -17,7 +17,7 @@ from typing import Any, ClassVar, assert_never
 
 from eventsourcing.utils import EnvType
 
-from domain import presence, protection_steps
+from domain import bonus_steps, presence, protection_steps
 from domain.any_round import Dealt, Round, named, round_of
 from domain.baccarat import p2p_steps
 from domain.baccarat import steps as baccarat
@@ -27,6 +27,7 @@ from domain.blackjack.hands import parse_box
 from domain.blackjack.interruptions import Reconnection
 from domain.blackjack.last_bets import LastBets
 from domain.blackjack.round import BlackjackRound, load_blackjack_round
+from domain.bonus import Grant
 from domain.commands import command
 from domain.errors import HouseBanked, IllegalAction, NoPreviousBets, PlayerExists
 from domain.ids import MODES, check_player_id, new_id, player_uuid
@@ -120,6 +121,30 @@ class CasinoApplication(CasinoQueries):
         now = self.clock()
         return protection_steps.adjust_points(unit, now, player_id, mode, change, reason, actor)
 
+    # Bonus money (rules.md 9).
+
+    @command
+    def grant_bonus(
+        self, unit: Unit, player_id: str, grant: Grant, actor: str = "operator"
+    ) -> dict[str, Any]:
+        """An operator's bonus: active at once, or in line behind the active one."""
+        cap = self.games.bonus_wagering_max
+        return bonus_steps.grant(unit, self.clock(), cap, player_id, grant, actor)
+
+    @command
+    def forfeit_bonus(
+        self, unit: Unit, player_id: str, bonus_id: str, actor: str = "service"
+    ) -> dict[str, Any]:
+        """The player (through the upstream service) or an operator gives a bonus up."""
+        return bonus_steps.forfeit(unit, self.clock(), player_id, bonus_id, actor)
+
+    @command
+    def expire_bonus(
+        self, unit: Unit, player_id: str, bonus_id: str, now: datetime.datetime
+    ) -> bool:
+        """The worker's: end a bonus once past its expiry; says whether it did."""
+        return bonus_steps.expire(unit, now, player_id, bonus_id)
+
     # Player protection (rules.md 7).
 
     @command
@@ -139,6 +164,7 @@ class CasinoApplication(CasinoQueries):
         and the rounds affected."""
         now = self.clock()
         exclusion, player = protection_steps.exclude(unit, now, player_id, kind, length, actor)
+        bonus_steps.forfeit_every_bonus(unit, now, player_id, kind)
         return exclusion, presence.leave_play(unit, self.games.tables, player, now)
 
     @command
@@ -182,7 +208,9 @@ class CasinoApplication(CasinoQueries):
         return protection_steps.see_configuration(unit, self.clock(), values)
 
     def before_save(self, unit: Unit) -> None:
-        guard(unit, self.clock())
+        now = self.clock()
+        guard(unit, now)
+        bonus_steps.record_conversions(unit, now)
 
     # Rounds of every game.
 

@@ -351,3 +351,55 @@ class PlayerExcluded(DomainError):
 
 class InvalidSignificantEvent(DomainError):
     code = "invalid_significant_event"
+
+
+# Bonus money (rules.md 9).
+
+
+class InvalidBonus(DomainError):
+    code = "invalid_bonus"
+
+
+class WageringAboveCap(DomainError):
+    """A wagering multiple above CASINO_BONUS_WAGERING_MAX; the facts name the cap."""
+
+    code = "wagering_above_cap"
+
+
+class UnknownBonus(DomainError):
+    code = "unknown_bonus"
+    kind = "not_found"
+
+
+class BonusEnded(DomainError):
+    """The bonus was converted, forfeited or expired already."""
+
+    code = "bonus_ended"
+    kind = "conflict"
+
+
+class BonusQueueFull(DomainError):
+    code = "bonus_queue_full"
+    kind = "conflict"
+
+
+class BonusNotAllowed(DomainError):
+    """A player-banked game takes cash only, and the cash does not cover the stake."""
+
+    code = "bonus_not_allowed"
+    kind = "conflict"
+
+
+class BonusMaxBet(DomainError):
+    """A single bet above the active bonus's maximum stake; the facts name it."""
+
+    code = "bonus_max_bet"
+    kind = "conflict"
+
+
+class BonusSurebet(DomainError):
+    """Seed 003: bets winning together more than 90% of the time, staked with more than
+    half the bonus; the facts name the limit and the bonus staked."""
+
+    code = "bonus_surebet"
+    kind = "conflict"

@@ -126,3 +126,4 @@ class GameSettings:
     blackjack: BlackjackSettings = field(default_factory=BlackjackSettings)
     tables: TableSettings = field(default_factory=TableSettings)
     test_mode: bool = False  # certification mode: a round's first cards may be chosen
+    bonus_wagering_max: int = 10  # the highest wagering multiple of a bonus (rules.md 9)

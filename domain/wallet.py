@@ -9,19 +9,43 @@ the same atomic save; the application checks that every save balances.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.bonus import (
+    ACTIVE,
+    BONUSES_PAST_KEPT_MAX,
+    BONUSES_WAITING_MAX,
+    CASINO_BONUS,
+    CONVERTED,
+    ENDED,
+    EXPIRED,
+    FORFEITED,
+    WAITING,
+    Grant,
+    Split,
+    bonus_account,
+    check_max_bet,
+    check_surebet,
+    conversion,
+    split_return,
+    split_stake,
+)
 from domain.copying import FastCopy
 from domain.errors import (
     BalanceLimitExceeded,
+    BonusEnded,
+    BonusQueueFull,
     DomainError,
     InsufficientFunds,
     InvalidAmount,
+    InvalidBonus,
     InvalidPointsChange,
+    UnknownBonus,
     UnknownHold,
 )
 from domain.ids import check_mode, check_player_id, player_account, wallet_uuid
@@ -45,6 +69,13 @@ POINTS_CHANGED = "casino:Wallet.PointsChanged"
 BANK_HELD = "casino:Wallet.BankHeld"
 BANK_RELEASED = "casino:Wallet.BankReleased"
 PROTECTED = "casino:Wallet.Protected"
+BONUS_GRANTED = "casino:Wallet.BonusGranted"
+BONUS_HELD = "casino:Wallet.BonusHeld"
+BONUS_RELEASED = "casino:Wallet.BonusReleased"
+BONUS_SETTLED = "casino:Wallet.BonusSettled"
+BONUS_CONVERTED = "casino:Wallet.BonusConverted"
+BONUS_FORFEITED = "casino:Wallet.BonusForfeited"
+BONUS_EXPIRED = "casino:Wallet.BonusExpired"
 POINTS_CHANGE_MAX = 1_000_000_000  # One operator adjustment, either way.
 REASON_LENGTH_MAX = 500
 # A wallet's balance never passes this (rules.md 6), even if every stake it holds won.
@@ -59,12 +90,17 @@ Postings = list[list[Any]]  # [[account: str, cents: int], ...]; lists survive J
 class Wallet(FastCopy, Aggregate):
     TOPIC = WALLET
     # Version 2 says whether the player has a protection (rules.md 7); a snapshot
-    # taken before has none, as no player had one then.
-    class_version = 2
+    # taken before has none, as no player had one then. Version 3 holds bonus money
+    # (rules.md 9), which no wallet had before.
+    class_version = 3
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
         state["protected"] = False
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        state.update(_no_bonus())
 
     class Created(Aggregate.Created):
         TOPIC = OPENED
@@ -86,6 +122,12 @@ class Wallet(FastCopy, Aggregate):
         # Whether the player has limits or an exclusion (domain/protection.py): every
         # save reads it here, in the wallet it saves anyway, before looking for them.
         self.protected = False
+        # Bonus money (rules.md 9); `_no_bonus` says the same for older snapshots.
+        self.bonus_cents = 0  # the bonus account: every bonus's balance, held included
+        self.bonuses: dict[str, dict[str, Any]] = {}  # active, waiting, latest ended
+        self.active_bonus_id: str | None = None
+        self.bonus_waiting: list[str] = []  # in line, first in first out
+        self.bonus_rounds: dict[str, dict[str, Any]] = {}  # round id -> bonus, held, before
 
     # Read side.
 
@@ -103,8 +145,35 @@ class Wallet(FastCopy, Aggregate):
 
     @property
     def worst_case_balance_cents(self) -> int:
-        """The balance if every stake this wallet holds won the largest payout there is."""
-        return self.balance_cents + WIN_PER_CENT_HELD_MAX * self.held_cents
+        """Cash and bonus if every stake this wallet holds won the largest payout there is."""
+        held = self.held_cents + self.bonus_held_cents
+        return self.balance_cents + self.bonus_cents + WIN_PER_CENT_HELD_MAX * held
+
+    @property
+    def active_bonus(self) -> dict[str, Any] | None:
+        """The bonus being wagered (rules.md 9), or None."""
+        return None if self.active_bonus_id is None else self.bonuses[self.active_bonus_id]
+
+    @property
+    def bonus_available_cents(self) -> int:
+        """The active bonus's money not held in open rounds: what a stake may use."""
+        bonus = self.active_bonus
+        return 0 if bonus is None else bonus["balance_cents"] - bonus["held_cents"]
+
+    @property
+    def bonus_held_cents(self) -> int:
+        return sum(entry["held_cents"] for entry in self.bonus_rounds.values())
+
+    def round_held_cents(self, round_id: str) -> int:
+        """Cash and bonus held for one round."""
+        entry = self.bonus_rounds.get(round_id)
+        return self.holds.get(round_id, 0) + (entry["held_cents"] if entry else 0)
+
+    def bonuses_in_order(self) -> list[dict[str, Any]]:
+        """The active bonus, those waiting in line, then the ended ones, oldest first."""
+        line = [self.active_bonus_id, *self.bonus_waiting]
+        ended = [bonus for bonus in self.bonuses.values() if bonus["status"] in ENDED]
+        return [self.bonuses[bonus_id] for bonus_id in line if bonus_id is not None] + ended
 
     def ceiling_problem(self, deposit_cents: int = 0, hold_cents: int = 0) -> DomainError | None:
         """The refusal of a deposit or a hold that could take the balance past its ceiling,
@@ -136,11 +205,29 @@ class Wallet(FastCopy, Aggregate):
         postings = [[self.account, -amount_cents], [CASHIER, amount_cents]]
         self._withdrawn(transaction_id, amount_cents, postings, self.balance_cents - amount_cents)
 
-    def hold(self, round_id: str, amount_cents: int) -> None:
+    def hold(
+        self, round_id: str, amount_cents: int, house: bool = False, surebet: bool = False
+    ) -> None:
+        """Hold a stake: cash first, then the active bonus in a game the house banks
+        (`house`); a player-banked game takes cash only. `surebet`: the player's bets in
+        the round, this one included, win together more than 90% of the time (rules.md 9)."""
         _check_positive(amount_cents)
-        self._check_available(amount_cents, "hold")
+        bonus = self.active_bonus if house else None
+        split = split_stake(amount_cents, self.available_cents, self.bonus_available_cents, house)
+        if split is None:
+            self._check_available(amount_cents, "hold")
+        assert split is not None
+        if bonus is not None:
+            check_max_bet(amount_cents, bonus["max_bet_cents"])
+            entry = self.bonus_rounds.get(round_id)
+            before = bonus["balance_cents"] if entry is None else entry["before_cents"]
+            staked = split.bonus_cents + (0 if entry is None else entry["held_cents"])
+            check_surebet(surebet, staked, before)
         _raise(self.ceiling_problem(hold_cents=amount_cents))
-        self._funds_held(round_id, amount_cents)
+        if split.cash_cents:
+            self._funds_held(round_id, split.cash_cents)
+        if bonus is not None and (split.bonus_cents or round_id not in self.bonus_rounds):
+            self._bonus_held(round_id, bonus["bonus_id"], split.bonus_cents)
 
     def bank_at(self, table_id: str) -> int:
         """The bank this wallet holds at a player-banked table (rules.md 2.3, 2.4)."""
@@ -150,6 +237,7 @@ class Wallet(FastCopy, Aggregate):
         """Put up (or add to) a bank: held like a stake, until the bank is released.
         `round_id` names the coup whose winnings grow it, if one does."""
         _check_positive(amount_cents)
+        split_stake(amount_cents, self.available_cents, self.bonus_available_cents, False)
         self._check_available(amount_cents, "put up as the bank")
         if round_id is None:  # A bank grown by a coup's winnings is not refused mid-deal.
             _raise(self.ceiling_problem(hold_cents=amount_cents))
@@ -161,28 +249,107 @@ class Wallet(FastCopy, Aggregate):
         self._bank_released(table_id, round_id, amount_cents)
 
     def release(self, round_id: str, amount_cents: int | None = None) -> None:
-        """Give back part (or, with no amount, all) of a round's hold."""
+        """Give back part (or, with no amount, all) of a round's hold: the bonus first
+        (it was taken last), then cash."""
         held = self._held_for(round_id)
         amount = held if amount_cents is None else amount_cents
         if not 0 < amount <= held:
             raise InvalidAmount(
                 f"cannot release {format_cents(amount)}: round holds {format_cents(held)}"
             )
-        self._hold_released(round_id, amount)
+        entry = self.bonus_rounds.get(round_id)
+        bonus_part = 0 if entry is None else min(amount, entry["held_cents"])
+        if entry is not None and (bonus_part or amount == held):
+            self._bonus_released(round_id, entry["bonus_id"], bonus_part, amount == held)
+        if amount > bonus_part:
+            self._hold_released(round_id, amount - bonus_part)
 
-    def settle(self, round_id: str, net_cents: int, counter_account: str | None) -> None:
+    def settle(
+        self, round_id: str, net_cents: int, counter_account: str | None, wagered_cents: int = 0
+    ) -> None:
         """End a round for this wallet: release its hold and post the result.
 
         `counter_account` is the casino account on the other side (house games),
         or None when another wallet posts the other leg in the same save (P2P).
+        What the round returns goes back to cash and bonus in the proportion they were
+        staked; `wagered_cents` is what it counts towards the bonus active when it was
+        staked (rules.md 9), met requirements convert in the same save.
         """
         held = self.holds.get(round_id, 0)
-        available_after = self.available_cents + held + net_cents
+        entry = self.bonus_rounds.get(round_id)
+        bonus_held = 0 if entry is None else entry["held_cents"]
+        available_after = self.available_cents + held + bonus_held + net_cents
         assert available_after >= 0, "a round's result can never exceed what it held"
-        postings: Postings = [[self.account, net_cents]]
+        back = None
+        if bonus_held:  # a house game: what it returns is never below zero
+            back = split_return(held + bonus_held + net_cents, Split(held, bonus_held))
+        cash_net = net_cents if back is None else back.cash_cents - held
+        postings: Postings = [[self.account, cash_net]]
         if counter_account is not None:
-            postings.append([counter_account, -net_cents])
-        self._settled(round_id, net_cents, held, postings, self.balance_cents + net_cents)
+            postings.append([counter_account, -cash_net])
+        self._settled(round_id, cash_net, held, postings, self.balance_cents + cash_net)
+        if entry is not None:
+            assert counter_account is not None, "bonus money is staked against the house only"
+            self._settle_bonus(round_id, entry, back, counter_account, wagered_cents)
+
+    # Bonus money (rules.md 9).
+
+    def grant_bonus(
+        self, bonus_id: str, grant: Grant, wagering_cap: int, now: datetime.datetime
+    ) -> None:
+        """An operator's grant: active at once, or in line behind the active one."""
+        if self.mode != "real":
+            raise InvalidBonus("bonus money is real money only")
+        grant.check(wagering_cap)
+        if len(self.bonus_waiting) >= BONUSES_WAITING_MAX:
+            raise BonusQueueFull(
+                f"{BONUSES_WAITING_MAX} bonuses already wait in line behind the active one"
+            )
+        _raise(self.ceiling_problem(deposit_cents=grant.amount_cents))
+        postings = [[bonus_account(self.player_id), grant.amount_cents],
+                    [CASINO_BONUS, -grant.amount_cents]]  # fmt: skip
+        self._bonus_granted(
+            bonus_id,
+            grant.amount_cents,
+            grant.amount_cents * grant.wagering,
+            grant.expires_at(now),
+            grant.max_bet_cents,
+            grant.max_conversion_cents,
+            now.isoformat(),
+            postings,
+        )
+
+    def bonus(self, bonus_id: str) -> dict[str, Any]:
+        if bonus_id not in self.bonuses:
+            raise UnknownBonus(f"player {self.player_id} has no bonus {bonus_id[:64]}")
+        return self.bonuses[bonus_id]
+
+    def forfeit_bonus(self, bonus_id: str, reason: str) -> dict[str, Any]:
+        """The player or an operator gives a bonus up: what is not held goes back to
+        casino:bonus at once, what is held as its rounds settle."""
+        bonus = self.bonus(bonus_id)
+        if bonus["status"] in ENDED:
+            raise BonusEnded(f"bonus {bonus_id} is {bonus['status']} already")
+        self._end_bonus(bonus, FORFEITED, reason)
+        return bonus
+
+    def forfeit_every_bonus(self, reason: str) -> list[str]:
+        """A self-exclusion or time-out forfeits the active bonus and every waiting one."""
+        ended = [self.active_bonus_id] if self.active_bonus_id is not None else []
+        ended += self.bonus_waiting
+        for bonus_id in ended:
+            self._end_bonus(self.bonuses[bonus_id], FORFEITED, reason)
+        return ended
+
+    def expire_bonus(self, bonus_id: str, now: datetime.datetime) -> bool:
+        """The worker's: end a bonus past its expiry; says whether it did."""
+        bonus = self.bonuses.get(bonus_id)
+        if bonus is None or bonus["status"] in ENDED:
+            return False
+        if datetime.datetime.fromisoformat(bonus["expires_at"]) > now:
+            return False
+        self._end_bonus(bonus, EXPIRED, "expired")
+        return True
 
     def charge_commission(self, round_id: str, commission_cents: int) -> None:
         """Charge the P2P dealer's commission for a round into casino:commission."""
@@ -273,6 +440,111 @@ class Wallet(FastCopy, Aggregate):
     def _protected(self) -> None:
         self.protected = True
 
+    @event("BonusGranted", topic=BONUS_GRANTED)
+    def _bonus_granted(
+        self,
+        bonus_id: str,
+        amount_cents: int,
+        wagering_required_cents: int,
+        expires_at: str,
+        max_bet_cents: int | None,
+        max_conversion_cents: int | None,
+        granted_at: str,
+        postings: Postings,
+    ) -> None:
+        status = WAITING if self.active_bonus_id is not None else ACTIVE
+        self.bonuses[bonus_id] = {
+            "bonus_id": bonus_id,
+            "status": status,
+            "amount_cents": amount_cents,
+            "balance_cents": amount_cents,
+            "held_cents": 0,
+            "wagering_required_cents": wagering_required_cents,
+            "wagered_cents": 0,
+            "expires_at": expires_at,
+            "max_bet_cents": max_bet_cents,
+            "max_conversion_cents": max_conversion_cents,
+            "converted_cents": 0,
+            "granted_at": granted_at,
+        }
+        if status == ACTIVE:
+            self.active_bonus_id = bonus_id
+        else:
+            self.bonus_waiting.append(bonus_id)
+        self._post_bonus(postings)
+
+    @event("BonusHeld", topic=BONUS_HELD)
+    def _bonus_held(self, round_id: str, bonus_id: str, amount_cents: int) -> None:
+        bonus = self.bonuses[bonus_id]
+        entry = self.bonus_rounds.setdefault(
+            round_id,
+            {"bonus_id": bonus_id, "held_cents": 0, "before_cents": bonus["balance_cents"]},
+        )
+        entry["held_cents"] += amount_cents
+        bonus["held_cents"] += amount_cents
+
+    @event("BonusReleased", topic=BONUS_RELEASED)
+    def _bonus_released(self, round_id: str, bonus_id: str, amount_cents: int, whole: bool) -> None:
+        entry = self.bonus_rounds[round_id]
+        entry["held_cents"] -= amount_cents
+        self.bonuses[bonus_id]["held_cents"] -= amount_cents
+        if whole:
+            assert entry["held_cents"] == 0
+            del self.bonus_rounds[round_id]
+        self._forget_bonus(bonus_id)
+
+    @event("BonusSettled", topic=BONUS_SETTLED)
+    def _bonus_settled(
+        self,
+        round_id: str,
+        bonus_id: str,
+        net_cents: int,
+        released_cents: int,
+        wagered_cents: int,
+        to_cash_cents: int,
+        postings: Postings,
+        balance_after_cents: int,
+    ) -> None:
+        entry = self.bonus_rounds.pop(round_id)
+        assert entry["held_cents"] == released_cents, "settled a bonus hold it did not have"
+        bonus = self.bonuses[bonus_id]
+        bonus["held_cents"] -= released_cents
+        bonus["wagered_cents"] += wagered_cents
+        bonus["converted_cents"] += to_cash_cents
+        bonus["balance_cents"] += self._post_bonus(postings)
+        self._post(postings, balance_after_cents)
+        if self.last_round is not None and self.last_round["round_id"] == round_id:
+            self.last_round["net_bonus_cents"] = net_cents
+        self._forget_bonus(bonus_id)
+
+    @event("BonusConverted", topic=BONUS_CONVERTED)
+    def _bonus_converted(
+        self,
+        bonus_id: str,
+        converted_cents: int,
+        forfeited_cents: int,
+        postings: Postings,
+        balance_after_cents: int,
+    ) -> None:
+        self._bonus_over(bonus_id, CONVERTED, postings)
+        self.bonuses[bonus_id]["converted_cents"] += converted_cents
+        self._post(postings, balance_after_cents)
+        self._forget_bonus(bonus_id)
+
+    @event("BonusForfeited", topic=BONUS_FORFEITED)
+    def _bonus_forfeited(
+        self, bonus_id: str, reason: str, forfeited_cents: int, postings: Postings
+    ) -> None:
+        self._bonus_over(bonus_id, FORFEITED, postings)
+        self._forget_bonus(bonus_id)
+
+    @event("BonusExpired", topic=BONUS_EXPIRED)
+    def _bonus_expired(
+        self, bonus_id: str, reason: str, forfeited_cents: int, postings: Postings
+    ) -> None:
+        self._bonus_over(bonus_id, EXPIRED, postings)
+        self._forget_bonus(bonus_id)
+
     @event("PointsChanged", topic=POINTS_CHANGED)
     def _points_changed(
         self, change: int, role: str, round_id: str | None, reason: str, points_after: int
@@ -280,6 +552,100 @@ class Wallet(FastCopy, Aggregate):
         self.points = points_after
 
     # Helpers.
+
+    def _settle_bonus(
+        self,
+        round_id: str,
+        entry: dict[str, Any],
+        back: Split | None,
+        counter_account: str,
+        wagered_cents: int,
+    ) -> None:
+        """The bonus share of a settled round: back to its bonus while that is active;
+        of an ended bonus, to cash (converted, within its maximum) or to casino:bonus."""
+        bonus = self.bonuses[entry["bonus_id"]]
+        held = entry["held_cents"]
+        returned = 0 if back is None else back.bonus_cents
+        net = returned - held
+        postings: Postings = [[bonus_account(self.player_id), net], [counter_account, -net]]
+        to_cash = 0
+        if bonus["status"] != ACTIVE and returned:
+            if bonus["status"] == CONVERTED:
+                to_cash = conversion(
+                    returned, bonus["max_conversion_cents"], bonus["converted_cents"]
+                ).cash_cents
+            postings += [[bonus_account(self.player_id), -returned], [self.account, to_cash],
+                         [CASINO_BONUS, returned - to_cash]]  # fmt: skip
+        counted = wagered_cents if bonus["status"] == ACTIVE else 0
+        postings = [posting for posting in postings if posting[1]]
+        self._bonus_settled(
+            round_id,
+            bonus["bonus_id"],
+            net,
+            held,
+            counted,
+            to_cash,
+            postings,
+            self.balance_cents + to_cash,
+        )
+        if counted and bonus["wagered_cents"] >= bonus["wagering_required_cents"]:
+            self._convert(bonus)
+
+    def _convert(self, bonus: dict[str, Any]) -> None:
+        """The requirement met: the bonus not held becomes cash up to the maximum
+        conversion, the rest goes back to casino:bonus; what is held follows at settling."""
+        available = bonus["balance_cents"] - bonus["held_cents"]
+        split = conversion(available, bonus["max_conversion_cents"], bonus["converted_cents"])
+        postings = [[bonus_account(self.player_id), -available], [self.account, split.cash_cents],
+                    [CASINO_BONUS, split.bonus_cents]]  # fmt: skip
+        self._bonus_converted(
+            bonus["bonus_id"],
+            split.cash_cents,
+            split.bonus_cents,
+            [posting for posting in postings if posting[1]],
+            self.balance_cents + split.cash_cents,
+        )
+
+    def _end_bonus(self, bonus: dict[str, Any], status: str, reason: str) -> None:
+        available = bonus["balance_cents"] - bonus["held_cents"]
+        postings = [[bonus_account(self.player_id), -available], [CASINO_BONUS, available]]
+        postings = [posting for posting in postings if posting[1]]
+        end = self._bonus_expired if status == EXPIRED else self._bonus_forfeited
+        end(bonus["bonus_id"], reason, available, postings)
+
+    def _bonus_over(self, bonus_id: str, status: str, postings: Postings) -> None:
+        """An event body's: the bonus ends, its money not held leaves, the next in line
+        (if this one was active) starts."""
+        bonus = self.bonuses[bonus_id]
+        was = bonus["status"]
+        bonus["status"] = status
+        bonus["balance_cents"] += self._post_bonus(postings)
+        assert bonus["balance_cents"] == bonus["held_cents"], "an ended bonus keeps only its holds"
+        if was == WAITING:
+            self.bonus_waiting.remove(bonus_id)
+        elif self.bonus_waiting:
+            self.active_bonus_id = self.bonus_waiting.pop(0)
+            self.bonuses[self.active_bonus_id]["status"] = ACTIVE
+        else:
+            self.active_bonus_id = None
+
+    def _forget_bonus(self, bonus_id: str) -> None:
+        """An event body's: a wallet remembers its last ended bonuses, held ones all."""
+        bonus = self.bonuses[bonus_id]
+        if bonus["status"] not in ENDED or bonus["held_cents"]:
+            return
+        ended = [key for key, kept in self.bonuses.items() if kept["status"] in ENDED]
+        for key in ended[: max(0, len(ended) - BONUSES_PAST_KEPT_MAX)]:
+            if not self.bonuses[key]["held_cents"]:
+                del self.bonuses[key]
+
+    def _post_bonus(self, postings: Postings) -> int:
+        """Apply the player's bonus leg; returns it. The bonus account never goes below zero."""
+        account = bonus_account(self.player_id)
+        change = sum(cents for posted_to, cents in postings if posted_to == account)
+        self.bonus_cents += change
+        assert self.bonus_cents >= 0, "bonus money below zero"
+        return int(change)
 
     def _post(self, postings: Postings, balance_after_cents: int) -> None:
         """Apply the player's leg; the balance it yields must match the recorded one."""
@@ -297,9 +663,20 @@ class Wallet(FastCopy, Aggregate):
             )
 
     def _held_for(self, round_id: str) -> int:
-        if round_id not in self.holds:
+        if round_id not in self.holds and round_id not in self.bonus_rounds:
             raise UnknownHold(f"no funds are held for round {round_id}")
-        return self.holds[round_id]
+        return self.round_held_cents(round_id)
+
+
+def _no_bonus() -> dict[str, Any]:
+    """A wallet's bonus state before its first grant (rules.md 9)."""
+    return {
+        "bonus_cents": 0,
+        "bonuses": {},
+        "active_bonus_id": None,
+        "bonus_waiting": [],
+        "bonus_rounds": {},
+    }
 
 
 def bank_key(table_id: str) -> str:

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from domain.bonus import WAGERING_CAP_MAX, WAGERING_MAX_DEFAULT
 from domain.errors import InvalidAmount
 from domain.money import parse_amount
 from domain.settings import (
@@ -87,6 +88,8 @@ class Settings(BaseSettings):
     receipt_retention_days: int = Field(
         default=RECEIPT_RETENTION_DAYS, ge=1, le=RECEIPT_RETENTION_DAYS_MAX
     )
+    # The highest wagering multiple a bonus may be granted with (rules.md 9).
+    bonus_wagering_max: int = Field(default=WAGERING_MAX_DEFAULT, ge=1, le=WAGERING_CAP_MAX)
     house_decks: int = Field(default=8, ge=1, le=8)
     house_tie_pays: int = Field(default=8, ge=1, le=100)
     house_stake_min: str = "1.00"
@@ -178,7 +181,12 @@ class Settings(BaseSettings):
             decision_seconds=self.decision_seconds,
         )
         return GameSettings(
-            house=house, p2p=p2p, blackjack=blackjack, tables=tables, test_mode=self.test_mode
+            house=house,
+            p2p=p2p,
+            blackjack=blackjack,
+            tables=tables,
+            test_mode=self.test_mode,
+            bonus_wagering_max=self.bonus_wagering_max,
         )
 
     def _banked(self, game: str, decks: int) -> TableGame:

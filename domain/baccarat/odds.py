@@ -11,7 +11,9 @@ weights keep the sums exact and fast; Fractions appear only at the end.
 
 from __future__ import annotations
 
+import functools
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -63,6 +65,20 @@ def exact_odds(decks: int, tie_pays: int) -> BaccaratOdds:
         house_edge_banker=player - banker * BANKER_PAYS_NUMERATOR / BANKER_PAYS_DENOMINATOR,
         house_edge_tie=1 - tie * (tie_pays + 1),
     )
+
+
+@functools.lru_cache(maxsize=DECKS_MAX)
+def _outcome_chances(decks: int) -> dict[str, Fraction]:
+    odds = exact_odds(decks, tie_pays=1)  # the tie payout plays no part in who wins
+    return {"player": odds.player, "banker": odds.banker, "tie": odds.tie}
+
+
+def chance_any_wins(spots: Iterable[str], decks: int) -> Fraction:
+    """The chance that at least one of these spots wins a coup of a fresh shoe (rules.md
+    9, the surebet rule): each spot wins on its own outcome, so the chances add up.
+    Player and Banker together: 90.5% with eight decks; all three: 1."""
+    chances = _outcome_chances(decks)
+    return sum((chances[spot] for spot in set(spots)), Fraction(0))
 
 
 def _pile_sizes(decks: int) -> list[int]:

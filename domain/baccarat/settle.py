@@ -8,6 +8,7 @@ checks that every save's postings sum to zero.
 from __future__ import annotations
 
 from domain.baccarat import rules
+from domain.bonus import baccarat_wagered
 from domain.tables.coup import OPEN, Coup
 from domain.unit import Unit
 from domain.wallet import CASINO_BANK, load_wallet
@@ -17,7 +18,8 @@ def settle_house(unit: Unit, round_: Coup) -> None:
     """The casino is the bank: the player's result posts against casino:bank."""
     assert round_.player_id is not None
     wallet = load_wallet(unit, round_.player_id, round_.mode)
-    wallet.settle(round_.round_id, _player_net(round_), CASINO_BANK)
+    wagered = baccarat_wagered(round_.bets.get(round_.player_id, {}), round_.outcome)
+    wallet.settle(round_.round_id, _player_net(round_), CASINO_BANK, wagered)
     award_player_points(unit, round_)
 
 
@@ -54,7 +56,7 @@ def void_round(unit: Unit, round_: Coup, reason: str) -> None:
         if participant is None:
             continue
         wallet = load_wallet(unit, participant, round_.mode)
-        if round_.round_id in wallet.holds:
+        if wallet.round_held_cents(round_.round_id):
             wallet.release(round_.round_id)
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import datetime
 
 from domain.baccarat import p2p_steps
+from domain.baccarat.odds import chance_any_wins
 from domain.baccarat.settle import settle_house, settle_p2p, void_round
+from domain.bonus import is_surebet
 from domain.settings import GameSettings
 from domain.shoe import draw_seed
 from domain.tables.coup import OPEN, Coup
@@ -48,7 +50,10 @@ def open_house_round(
 def place_bet(unit: Unit, round_: Coup, spot: str, amount_cents: int) -> None:
     player_id = _player(round_)
     round_.place_bet(rules_of(round_.variant), player_id, spot, amount_cents)
-    load_wallet(unit, player_id, round_.mode).hold(round_.round_id, amount_cents)
+    house = round_.variant != P2P  # bonus money is staked only where the house banks
+    surebet = is_surebet(chance_any_wins(round_.bets[player_id], round_.decks))
+    wallet = load_wallet(unit, player_id, round_.mode)
+    wallet.hold(round_.round_id, amount_cents, house=house, surebet=house and surebet)
 
 
 def remove_bet(unit: Unit, round_: Coup, spot: str) -> None:

@@ -90,3 +90,14 @@ def _settle_hand(box: Box, hand: Hand, dealer_cards: list[str]) -> HandSettlemen
     return HandSettlement(
         outcome=outcome, stake_cents=stake, net_cents=outcome_net_cents(outcome, stake)
     )
+
+
+def wagered_cents(state: PlayState, ruleset: Ruleset = RULESET) -> int:
+    """What a settled round counts towards a bonus's wagering (rules.md 9): every hand's
+    final stake and every insurance stake, except those returned (a push)."""
+    settled = settle_round(state, ruleset)
+    counted = 0
+    for box, result in zip(state["boxes"], settled["boxes"], strict=True):
+        counted += sum(hand["stake_cents"] for hand in result["hands"] if hand["net_cents"])
+        counted += box["insurance_cents"] if result["insurance_net_cents"] else 0
+    return counted

@@ -22,7 +22,10 @@ from domain.blackjack.interruptions import (
     finish_with_house_defaults,
 )
 from domain.blackjack.last_bets import LastBets, last_bets_uuid
+from domain.blackjack.odds import chance_any_wins
 from domain.blackjack.round import IN_PLAY, OPEN, SETTLED_STATUS, BlackjackRound
+from domain.blackjack.settlement import RULESETS, wagered_cents
+from domain.bonus import is_surebet
 from domain.errors import BetsAlreadyPlaced, NoBets, NoPreviousBets
 from domain.player import load_player
 from domain.settings import BlackjackSettings
@@ -58,7 +61,7 @@ def open_round(
 
 def place_bet(unit: Unit, round_: BlackjackRound, box: int, amount_cents: int) -> None:
     round_.place_bet(box, amount_cents)
-    _wallet(unit, round_).hold(round_.round_id, amount_cents)
+    _hold(unit, round_, amount_cents)
 
 
 def remove_bet(unit: Unit, round_: BlackjackRound, box: int) -> None:
@@ -101,7 +104,7 @@ def act(unit: Unit, round_: BlackjackRound, box: int, hand: int, action: str) ->
     """The player's decision on the hand in play, decided once, its stake held first."""
     decision = round_.decide(box, hand, action)
     if decision.added_stake_cents:
-        _wallet(unit, round_).hold(round_.round_id, decision.added_stake_cents)
+        _hold(unit, round_, decision.added_stake_cents)
     round_.act(decision)
     settle_if_over(unit, round_)
 
@@ -115,7 +118,7 @@ def end_idle(unit: Unit, round_: BlackjackRound, idle_since: datetime.datetime) 
     if round_.status == OPEN:
         round_.void("no action before the idle timeout")
         wallet = _wallet(unit, round_)
-        if round_.round_id in wallet.holds:
+        if wallet.round_held_cents(round_.round_id):
             wallet.release(round_.round_id)
         return True
     finish_idle_round(unit, round_)
@@ -139,7 +142,9 @@ def finish_abandoned(
 def settle_if_over(unit: Unit, round_: BlackjackRound) -> None:
     """The casino is the bank: the round's result posts against casino:bank, once."""
     if round_.status == SETTLED_STATUS:
-        _wallet(unit, round_).settle(round_.round_id, round_.player_net_cents, CASINO_BANK)
+        wagered = wagered_cents(round_.state, RULESETS[round_.ruleset])
+        wallet = _wallet(unit, round_)
+        wallet.settle(round_.round_id, round_.player_net_cents, CASINO_BANK, wagered)
         after_settlement(unit, round_)
 
 
@@ -151,6 +156,15 @@ def last_bets(unit: Unit, round_: BlackjackRound) -> LastBets:
         found = LastBets(round_.player_id, round_.mode, round_.hall)
         unit.add(found)
     return found
+
+
+def _hold(unit: Unit, round_: BlackjackRound, amount_cents: int) -> None:
+    """A stake, a double, a split or insurance: the house banks, so bonus money may be
+    staked, and no set of a player's bets in one round wins together more than 90% of
+    the time (`odds.chance_any_wins`, rules.md 9)."""
+    insured = round_.play is not None  # after the deal, insurance may be in play
+    surebet = is_surebet(chance_any_wins(len(round_.bets), insured))
+    _wallet(unit, round_).hold(round_.round_id, amount_cents, house=True, surebet=surebet)
 
 
 def _wallet(unit: Unit, round_: BlackjackRound) -> Wallet:

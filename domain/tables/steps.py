@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import datetime
 
+from domain.baccarat.odds import chance_any_wins
 from domain.baccarat.rules import points_for_stake
+from domain.bonus import baccarat_wagered, is_surebet
 from domain.errors import InvalidLimits, NoBank
 from domain.money import CENTS_PER_DOLLAR, format_cents
 from domain.player import Player, load_player
@@ -115,7 +117,10 @@ def place_bet(unit: Unit, coup: Coup, player_id: str, spot: str, amount_cents: i
     table = load_table(unit, coup.table)
     table.check_seated(player_id)
     coup.place_bet(rules_of(coup.variant), player_id, spot, amount_cents, table.seat_of(player_id))
-    load_wallet(unit, player_id, coup.mode).hold(coup.round_id, amount_cents)
+    house = coup.banker_id is None  # American tables; a player's bank takes cash only
+    surebet = house and is_surebet(chance_any_wins(coup.bets[player_id], coup.decks))
+    wallet = load_wallet(unit, player_id, coup.mode)
+    wallet.hold(coup.round_id, amount_cents, house=house, surebet=surebet)
 
 
 def remove_bet(unit: Unit, coup: Coup, player_id: str, spot: str) -> None:
@@ -226,7 +231,8 @@ def _settle_against_the_house(unit: Unit, coup: Coup) -> None:
     nets = coup.nets()
     for player_id in sorted(coup.bets):
         wallet = load_wallet(unit, player_id, coup.mode)
-        wallet.settle(coup.round_id, nets[player_id], CASINO_BANK)
+        wagered = baccarat_wagered(coup.bets[player_id], coup.outcome)
+        wallet.settle(coup.round_id, nets[player_id], CASINO_BANK, wagered)
         points = points_for_stake(coup.stake_of(player_id))
         wallet.change_points(points, "player", coup.round_id, "baccarat stake")
 

@@ -52,8 +52,20 @@ class LastRound(Answer):
     commission: Money
 
 
+class WalletBonus(Answer):
+    """The bonus being wagered, beside the cash (rules.md 9)."""
+
+    bonus_id: str
+    balance: Money = Field(description="bonus money, held money included")
+    held: Money = Field(description="bonus money held in open rounds")
+    wagering_required: Money
+    wagered: Money
+    expires_at: Timestamp
+
+
 class Wallet(Answer):
-    """One of a player's two wallets; `available` is `balance` less `held`."""
+    """One of a player's two wallets; `available` is `balance` less `held`, all cash;
+    the bonus stands apart."""
 
     player_id: str = Field(examples=["alice"])
     mode: Mode
@@ -62,6 +74,31 @@ class Wallet(Answer):
     available: Money
     dealer_points: int
     last_round: LastRound | None
+    bonus: WalletBonus | None
+
+
+class Bonus(Answer):
+    """A bonus (rules.md 9)."""
+
+    bonus_id: str
+    player_id: str = Field(examples=["alice"])
+    status: Literal["active", "waiting", "converted", "forfeited", "expired"]
+    amount: Money
+    balance: Money = Field(description="bonus money, held money included")
+    held: Money
+    wagering_required: Money
+    wagered: Money
+    expires_at: Timestamp
+    max_bet: Money | None
+    max_conversion: Money | None
+
+
+class Bonuses(Answer):
+    """A player's bonuses: the active one, those waiting in line, the latest ended."""
+
+    active: Bonus | None
+    waiting: list[Bonus]
+    past: list[Bonus]
 
 
 class Movement(Answer):

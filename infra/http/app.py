@@ -27,6 +27,7 @@ from infra.http.problems import FIELD_CODES, Problem, from_domain, from_problem,
 from infra.http.responses import FastJSONResponse
 from infra.http.routes import (
     audit_pages,
+    bonuses,
     events,
     health,
     p2p,
@@ -144,6 +145,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.include_router(players.router)
     api.include_router(tables.router)
     api.include_router(protection.router)
+    api.include_router(bonuses.router)
     api.include_router(significant_events.router)
     api.include_router(reports.router)
     api.include_router(health.router)

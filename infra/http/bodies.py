@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from domain.baccarat.rules import check_chips
 from domain.blackjack.hands import validate_box_number
+from domain.bonus import EXPIRY_DAYS_MAX, EXPIRY_DAYS_MIN, Grant
 from domain.errors import InvalidLimit, InvalidLimits, UnknownPeriod
 from domain.ids import PLAYER_ID_PATTERN
 from domain.money import parse_amount, parse_limit
@@ -27,6 +28,7 @@ from domain.rounds import SHOE_PREFIX_CARDS_MAX
 from domain.wallet import REASON_LENGTH_MAX, check_points_change
 
 Mode = Literal["real", "play"]
+WAGERING_BODY_MAX = 1_000_000  # a bound on the number; the cap itself is a setting
 PlayerId = Annotated[
     str,
     Field(
@@ -95,6 +97,35 @@ class MoneyMovement(Body):
     amount: str = Field(
         max_length=40, description="decimal string, at most two places", examples=["10.00"]
     )
+
+
+class NewBonus(Body):
+    """An operator's grant (rules.md 9); the wagering multiple's cap is the domain's
+    (CASINO_BONUS_WAGERING_MAX: 422 wagering_above_cap)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"amount": "100.00", "wagering": 10, "expires_in_days": 30}]
+        }
+    )
+
+    amount: str = Field(max_length=40, description="decimal string", examples=["100.00"])
+    wagering: int = Field(ge=1, le=WAGERING_BODY_MAX, description="a whole multiple of amount")
+    expires_in_days: int = Field(ge=EXPIRY_DAYS_MIN, le=EXPIRY_DAYS_MAX)
+    max_bet: str | None = Field(default=None, max_length=40, examples=["5.00"])
+    max_conversion: str | None = Field(default=None, max_length=40, examples=["250.00"])
+
+    def grant(self, wagering_cap: int) -> Grant:
+        """The grant, checked by the domain's rules before any state is read."""
+        grant = Grant(
+            parse_amount(self.amount),
+            self.wagering,
+            self.expires_in_days,
+            None if self.max_bet is None else parse_amount(self.max_bet),
+            None if self.max_conversion is None else parse_amount(self.max_conversion),
+        )
+        grant.check(wagering_cap)
+        return grant
 
 
 class PointsAdjustment(Body):

@@ -50,6 +50,9 @@ STAKING = (
     e.AboveTableMaximum,
     e.InsufficientFunds,
     e.BalanceLimitExceeded,
+    e.BonusNotAllowed,  # rules.md 9
+    e.BonusMaxBet,
+    e.BonusSurebet,
 )
 # At a multi-player table, a bet names its player (rules.md 2.2-2.4).
 AT_A_TABLE = (e.NotSeated, e.BankerCannotBet, e.BankCovered, e.WrongSide, e.UnknownPlayer)
@@ -187,6 +190,8 @@ async def deal(
         e.IllegalAction,
         e.InsufficientFunds,
         e.BalanceLimitExceeded,
+        e.BonusMaxBet,  # a double or a split is a bet too (rules.md 9)
+        e.BonusSurebet,
         e.InvalidBox,
         e.NotYourDecision,
         e.LossLimitExceeded,
@@ -216,6 +221,7 @@ async def act(
         e.BancoRefused,
         e.HouseBanked,
         e.InsufficientFunds,
+        e.BonusNotAllowed,
         e.BalanceLimitExceeded,
         e.NotSeated,
         e.LossLimitExceeded,

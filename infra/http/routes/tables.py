@@ -125,6 +125,7 @@ async def open_coup(
         e.LossLimitExceeded,  # a banker past it may put up no other bank (rules.md 7)
         e.BankOutOfLimits,
         e.InsufficientFunds,
+        e.BonusNotAllowed,
         e.BalanceLimitExceeded,
         e.InvalidAmount,
         e.InvalidStake,

@@ -30,7 +30,52 @@ def wallet_view(wallet: Wallet) -> dict[str, Any]:
             "net": format_cents(last["net_cents"]),
             "commission": format_cents(last["commission_cents"]),
         },
+        "bonus": _wallet_bonus_view(wallet.active_bonus),
     }
+
+
+def _wallet_bonus_view(bonus: dict[str, Any] | None) -> dict[str, Any] | None:
+    if bonus is None:
+        return None
+    return {
+        "bonus_id": bonus["bonus_id"],
+        "balance": format_cents(bonus["balance_cents"]),
+        "held": format_cents(bonus["held_cents"]),
+        "wagering_required": format_cents(bonus["wagering_required_cents"]),
+        "wagered": format_cents(bonus["wagered_cents"]),
+        "expires_at": bonus["expires_at"],
+    }
+
+
+def bonus_view(player_id: str, bonus: dict[str, Any]) -> dict[str, Any]:
+    """A bonus as api.md shows it."""
+    return {
+        "bonus_id": bonus["bonus_id"],
+        "player_id": player_id,
+        "status": bonus["status"],
+        "amount": format_cents(bonus["amount_cents"]),
+        "balance": format_cents(bonus["balance_cents"]),
+        "held": format_cents(bonus["held_cents"]),
+        "wagering_required": format_cents(bonus["wagering_required_cents"]),
+        "wagered": format_cents(bonus["wagered_cents"]),
+        "expires_at": bonus["expires_at"],
+        "max_bet": _cents_or_none(bonus["max_bet_cents"]),
+        "max_conversion": _cents_or_none(bonus["max_conversion_cents"]),
+    }
+
+
+def bonuses_view(wallet: Wallet) -> dict[str, Any]:
+    """Every bonus a wallet remembers: active, waiting in line, then the latest ended."""
+    views = [bonus_view(wallet.player_id, bonus) for bonus in wallet.bonuses_in_order()]
+    return {
+        "active": next((view for view in views if view["status"] == "active"), None),
+        "waiting": [view for view in views if view["status"] == "waiting"],
+        "past": [view for view in views if view["status"] not in ("active", "waiting")],
+    }
+
+
+def _cents_or_none(cents: int | None) -> str | None:
+    return None if cents is None else format_cents(cents)
 
 
 def movement_view(movement: Movement) -> dict[str, Any]:

@@ -49,6 +49,7 @@ def test_a_walk_through_create_deposit_read_withdraw_and_balance(api: Api) -> No
         "available": "25.50",
         "dealer_points": 0,
         "last_round": None,
+        "bonus": None,
     }
     withdrawal = api.post("/v1/players/alice/withdrawals", {"mode": "real", "amount": "0.50"})
     assert withdrawal.status_code == 201

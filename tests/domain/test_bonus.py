@@ -1,0 +1,273 @@
+"""Bonus money in the wallet (rules.md 9), given / when / then, without a store."""
+
+from __future__ import annotations
+
+import datetime
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from domain.baccarat.odds import chance_any_wins
+from domain.blackjack import odds as blackjack_odds
+from domain.bonus import (
+    CASINO_BONUS,
+    Grant,
+    Split,
+    baccarat_wagered,
+    conversion,
+    is_surebet,
+    split_return,
+)
+from domain.errors import (
+    BonusEnded,
+    BonusMaxBet,
+    BonusNotAllowed,
+    BonusSurebet,
+    InsufficientFunds,
+    InvalidBonus,
+    WageringAboveCap,
+)
+from domain.wallet import CASINO_BANK, Wallet
+from tests.domain.events import given, kinds, then
+
+NOW = datetime.datetime(2026, 12, 7, 12, tzinfo=datetime.UTC)
+CAP = 10
+
+
+def granted(cash: int = 0, amount: int = 10_000, wagering: int = 10, **options: Any) -> Wallet:
+    """Alice's real wallet with `cash` deposited and one bonus granted."""
+    wallet = Wallet("alice", "real")
+    if cash:
+        wallet.deposit("t1", cash)
+    wallet.grant_bonus("b1", Grant(amount, wagering, 30, **options), CAP, NOW)
+    return given(wallet)
+
+
+def postings_sum(wallet: Wallet) -> int:
+    return sum(cents for event in wallet.collect_events()
+               for _, cents in getattr(event, "postings", ()))  # fmt: skip
+
+
+def test_a_grant_moves_money_from_casino_bonus_to_the_players_bonus() -> None:
+    wallet = given(Wallet("alice", "real"))
+    wallet.grant_bonus("b1", Grant(10_000, 10, 30), CAP, NOW)
+    [(kind, fields)] = then(wallet)
+    assert kind == "BonusGranted"
+    assert fields["postings"] == [["bonus:alice", 10_000], [CASINO_BONUS, -10_000]]
+    assert fields["wagering_required_cents"] == 100_000
+    assert fields["expires_at"] == "2027-01-06T12:00:00+00:00"
+    assert (wallet.balance_cents, wallet.bonus_cents, wallet.bonus_available_cents) == (
+        0,
+        10_000,
+        10_000,
+    )
+
+
+@pytest.mark.parametrize(
+    ("grant", "refusal"),
+    [
+        (Grant(10_000, 11, 30), WageringAboveCap),
+        (Grant(10_000, 0, 30), InvalidBonus),
+        (Grant(0, 10, 30), InvalidBonus),
+        (Grant(10_000, 10, 91), InvalidBonus),
+        (Grant(10_000, 10, 0), InvalidBonus),
+        (Grant(10_000, 10, 30, max_bet_cents=0), InvalidBonus),
+    ],
+)
+def test_a_bad_grant_is_refused_and_changes_nothing(grant: Grant, refusal: type) -> None:
+    wallet = given(Wallet("alice", "real"))
+    with pytest.raises(refusal):
+        wallet.grant_bonus("b1", grant, CAP, NOW)
+    assert then(wallet) == [] and wallet.bonuses == {}
+
+
+def test_play_money_has_no_bonus() -> None:
+    with pytest.raises(InvalidBonus):
+        given(Wallet("alice", "play")).grant_bonus("b1", Grant(100, 1, 1), CAP, NOW)
+
+
+def test_later_grants_wait_in_line_and_start_first_in_first_out() -> None:
+    wallet = granted()
+    wallet.grant_bonus("b2", Grant(2_000, 1, 30), CAP, NOW)
+    wallet.grant_bonus("b3", Grant(3_000, 1, 30), CAP, NOW)
+    assert [b["status"] for b in wallet.bonuses_in_order()] == ["active", "waiting", "waiting"]
+    wallet.forfeit_bonus("b1", "player")
+    assert wallet.active_bonus_id == "b2" and wallet.bonus_waiting == ["b3"]
+    wallet.forfeit_bonus("b3", "player")  # a waiting bonus can be forfeited too
+    assert wallet.active_bonus_id == "b2" and wallet.bonus_waiting == []
+    assert wallet.bonus_cents == 2_000
+    with pytest.raises(BonusEnded):
+        wallet.forfeit_bonus("b1", "again")
+
+
+def test_a_stake_takes_cash_first_then_bonus() -> None:
+    wallet = granted(cash=3_000)
+    wallet.hold("r1", 5_000, house=True)
+    assert then(wallet) == [
+        ("FundsHeld", {"round_id": "r1", "amount_cents": 3_000}),
+        ("BonusHeld", {"round_id": "r1", "bonus_id": "b1", "amount_cents": 2_000}),
+    ]
+    assert (wallet.available_cents, wallet.bonus_available_cents) == (0, 8_000)
+    assert wallet.round_held_cents("r1") == 5_000
+
+
+def test_a_player_banked_game_takes_cash_only() -> None:
+    wallet = granted(cash=3_000)
+    with pytest.raises(BonusNotAllowed) as refused:
+        wallet.hold("r1", 5_000)
+    assert refused.value.facts == {"available": "30.00"}
+    with pytest.raises(InsufficientFunds):
+        wallet.hold("r1", 14_000)  # cash and bonus would not have covered it either
+    assert then(wallet) == []
+
+
+def test_a_return_goes_back_in_the_proportion_staked_bonus_rounded_down() -> None:
+    wallet = granted(cash=3_000)
+    wallet.hold("r1", 3_333, house=True)  # 3,000 cash, 333 bonus
+    wallet.settle("r1", 3_333, CASINO_BANK, wagered_cents=3_333)  # won even money: 6,666
+    settled = dict(then(wallet))
+    # 6,666 x 333 / 3,333 = 666.0: bonus 666, cash 6,000.
+    assert settled["RoundSettled"]["net_cents"] == 3_000
+    assert settled["BonusSettled"]["net_cents"] == 333
+    assert settled["BonusSettled"]["wagered_cents"] == 3_333
+    assert (wallet.balance_cents, wallet.bonus_cents) == (6_000, 10_333)
+    assert split_return(1_001, Split(2, 1)) == Split(668, 333)
+
+
+def test_withdrawing_all_cash_never_touches_the_bonus() -> None:
+    wallet = granted(cash=3_000)
+    wallet.withdraw("t2", 3_000)
+    assert wallet.bonus_cents == 10_000 and wallet.balance_cents == 0
+
+
+def test_a_removed_bet_gives_back_the_bonus_first() -> None:
+    wallet = given(granted(cash=3_000), lambda w: w.hold("r1", 5_000, house=True))
+    wallet.release("r1", 2_500)
+    assert kinds(wallet) == ["BonusReleased", "HoldReleased"]
+    assert (wallet.available_cents, wallet.bonus_available_cents) == (500, 10_000)
+    wallet.release("r1")
+    assert wallet.bonus_rounds == {} and wallet.holds == {}
+
+
+def test_a_bet_above_the_maximum_stake_is_refused() -> None:
+    wallet = granted(cash=3_000, max_bet_cents=500)
+    with pytest.raises(BonusMaxBet) as refused:
+        wallet.hold("r1", 501, house=True)
+    assert refused.value.facts == {"max_bet": "5.00"}
+    assert then(wallet) == []
+
+
+def test_a_surebet_may_stake_at_most_half_the_bonus() -> None:
+    wallet = given(granted(), lambda w: w.hold("r1", 5_000, house=True))  # Player 50, bonus
+    with pytest.raises(BonusSurebet) as refused:
+        wallet.hold("r1", 1, house=True, surebet=True)  # Banker 0.01: a surebet
+    assert refused.value.facts == {"limit": "50.00", "bonus_staked": "50.01"}
+    assert then(wallet) == []
+    wallet.hold("r1", 1, house=True, surebet=False)  # not a surebet: allowed
+
+
+def test_the_surebet_chances() -> None:
+    assert round(float(chance_any_wins(["player", "banker"], 8)), 4) == 0.9048
+    assert is_surebet(chance_any_wins(["player", "banker"], 8))
+    assert chance_any_wins(["player", "banker", "tie"], 6) == 1
+    assert not is_surebet(chance_any_wins(["banker", "tie"], 8))
+    assert not is_surebet(blackjack_odds.chance_any_wins(5, insured=True))
+    assert blackjack_odds.chance_any_wins(0, insured=False) == Fraction(0)
+
+
+@pytest.mark.parametrize(
+    ("spots", "outcome", "counted"),
+    [
+        ({"player": 5_000, "banker": 4_000}, "banker", 1_000),
+        ({"player": 5_000, "banker": 4_000}, "tie", 0),
+        ({"player": 5_000, "tie": 500}, "tie", 500),
+        ({"banker": 2_000, "tie": 100}, "player", 2_100),
+        ({"banker": 2_000}, None, 0),
+    ],
+)
+def test_what_a_baccarat_round_counts(spots: dict[str, int], outcome: str, counted: int) -> None:
+    assert baccarat_wagered(spots, outcome) == counted
+
+
+def test_a_met_requirement_converts_up_to_the_maximum_conversion() -> None:
+    wallet = granted(amount=1_000, wagering=1, max_conversion_cents=600)
+    given(wallet, lambda w: w.hold("r1", 1_000, house=True))
+    wallet.settle("r1", 1_000, CASINO_BANK, wagered_cents=1_000)  # won: bonus 2,000
+    assert kinds(wallet) == ["RoundSettled", "BonusSettled", "BonusConverted"]
+    assert wallet.bonuses["b1"]["status"] == "converted"
+    assert (wallet.balance_cents, wallet.bonus_cents) == (600, 0)
+
+
+def test_money_held_when_a_bonus_converts_converts_as_its_round_settles() -> None:
+    wallet = granted(amount=1_000, wagering=1)
+    wallet.hold("r2", 400, house=True)
+    wallet.hold("r1", 600, house=True)
+    wallet.settle("r1", 600, CASINO_BANK, wagered_cents=600)  # bonus 1,600, 400 held
+    wallet.settle("r2", 0, CASINO_BANK, wagered_cents=0)  # not counted: returned
+    assert wallet.active_bonus is not None
+    wallet.hold("r3", 400, house=True)
+    wallet.grant_bonus("b2", Grant(500, 1, 30), CAP, NOW)
+    wallet.settle("r3", -400, CASINO_BANK, wagered_cents=400)  # met: 1,200 converts
+    assert wallet.balance_cents == 1_200 and wallet.active_bonus_id == "b2"
+    assert postings_sum(wallet) == 0
+
+
+def test_held_bonus_money_of_a_forfeited_bonus_goes_back_as_its_round_settles() -> None:
+    wallet = granted()
+    wallet.hold("r1", 2_000, house=True)
+    wallet.forfeit_bonus("b1", "player")
+    assert wallet.bonus_cents == 2_000 and wallet.active_bonus is None
+    wallet.settle("r1", 2_000, CASINO_BANK, wagered_cents=2_000)
+    settled = dict(then(wallet))["BonusSettled"]
+    assert settled["wagered_cents"] == 0
+    assert settled["postings"] == [
+        ["bonus:alice", 2_000], [CASINO_BANK, -2_000], ["bonus:alice", -4_000],
+        [CASINO_BONUS, 4_000]
+    ]  # fmt: skip
+    assert wallet.bonus_cents == 0 and wallet.balance_cents == 0
+
+
+def test_a_bonus_expires_once_due_and_not_before() -> None:
+    wallet = granted()
+    assert not wallet.expire_bonus("b1", NOW)
+    assert wallet.expire_bonus("b1", NOW + datetime.timedelta(days=30))
+    assert kinds(wallet) == ["BonusExpired"]
+    assert wallet.bonuses["b1"]["status"] == "expired" and wallet.bonus_cents == 0
+
+
+def test_an_exclusion_forfeits_every_bonus() -> None:
+    wallet = granted()
+    wallet.grant_bonus("b2", Grant(500, 1, 30), CAP, NOW)
+    assert wallet.forfeit_every_bonus("time_out") == ["b1", "b2"]
+    assert wallet.bonus_cents == 0 and wallet.active_bonus is None
+
+
+def test_a_conversion_caps_what_becomes_cash() -> None:
+    assert conversion(1_000, 600, 0) == Split(600, 400)
+    assert conversion(1_000, 600, 500) == Split(100, 900)
+    assert conversion(1_000, None, 0) == Split(1_000, 0)
+
+
+def test_a_wallet_with_bonuses_replays_from_its_events() -> None:
+    wallet = Wallet("alice", "real")
+    wallet.deposit("t1", 1_000)
+    wallet.grant_bonus("b1", Grant(1_000, 2, 30), CAP, NOW)
+    wallet.hold("r1", 1_500, house=True)
+    wallet.settle("r1", -1_500, CASINO_BANK, wagered_cents=1_500)
+    copy = None
+    for event in wallet.collect_events():
+        copy = event.mutate(copy)
+    assert isinstance(copy, Wallet)
+    assert (copy.balance_cents, copy.bonus_cents, copy.bonuses) == (
+        wallet.balance_cents,
+        wallet.bonus_cents,
+        wallet.bonuses,
+    )
+
+
+def test_a_snapshot_taken_before_bonuses_loads_with_none() -> None:
+    state: dict[str, Any] = {}
+    Wallet.upcast_v1_v2(state)
+    Wallet.upcast_v2_v3(state)
+    assert state["bonuses"] == {} and state["bonus_cents"] == 0

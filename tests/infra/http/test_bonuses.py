@@ -1,0 +1,158 @@
+"""Bonus money through the HTTP API (api.md, Bonus money; rules.md 9), on both stores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra.store.store import Store
+from tests.conftest import OPERATOR, Api, every_store_event
+from tests.infra.http.test_baccarat import BANKER_WINS, PLAYER_WINS, TIE, bet, deal, open_round
+
+
+def grant(api: Api, player: str = "alice", **body: Any) -> Any:
+    sent = {"amount": "100.00", "wagering": 10, "expires_in_days": 30} | body
+    return api.post(f"/v1/players/{player}/bonuses", sent, headers=OPERATOR)
+
+
+def books(api: Api, store: Store) -> tuple[Any, ...]:
+    """What a refusal must leave alone: the wallet, the bonuses, the trial balance, the log."""
+    bonuses = api.get("/v1/players/alice/bonuses").json()
+    return api.wallet("alice"), bonuses, api.trial_balance(), len(every_store_event(store))
+
+
+def accounts(api: Api) -> dict[str, str]:
+    trial = api.trial_balance()
+    assert trial["total"] == "0.00"
+    return {row["account"]: row["balance"] for row in trial["accounts"]}
+
+
+@pytest.fixture
+def alice(api: Api) -> str:
+    return api.player("alice", real="20.00")
+
+
+@pytest.mark.usefixtures("alice")
+def test_a_grant_shows_on_the_wallet_and_in_the_books(api: Api) -> None:
+    answer = grant(api, max_bet="50.00")
+    assert answer.status_code == 201, answer.text
+    bonus = answer.json()
+    assert bonus["status"] == "active"
+    assert (bonus["amount"], bonus["balance"], bonus["wagering_required"]) == (
+        "100.00",
+        "100.00",
+        "1000.00",
+    )
+    wallet = api.wallet("alice")
+    assert (wallet["balance"], wallet["available"]) == ("20.00", "20.00")  # the cash
+    assert wallet["bonus"]["bonus_id"] == bonus["bonus_id"]
+    assert wallet["bonus"]["balance"] == "100.00"
+    assert accounts(api)["bonus:alice"] == "100.00"
+    assert accounts(api)["casino:bonus"] == "-100.00"
+    second = grant(api, amount="5.00").json()
+    listed = api.get("/v1/players/alice/bonuses").json()
+    assert listed["active"]["bonus_id"] == bonus["bonus_id"]
+    assert [b["bonus_id"] for b in listed["waiting"]] == [second["bonus_id"]]
+
+
+@pytest.mark.usefixtures("alice")
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"wagering": 11}, "wagering_above_cap"),
+        ({"amount": "0.00"}, "invalid_amount"),
+        ({"amount": "1.001"}, "invalid_amount"),
+    ],
+)
+def test_a_bad_grant_is_refused_422_and_changes_nothing(
+    api: Api, store: Store, body: dict[str, Any], code: str
+) -> None:
+    before = books(api, store)
+    answer = grant(api, **body)
+    assert (answer.status_code, answer.json()["code"]) == (422, code)
+    assert books(api, store) == before
+
+
+def test_only_an_operator_grants(api: Api, alice: str) -> None:
+    answer = api.post(
+        "/v1/players/alice/bonuses", {"amount": "1.00", "wagering": 1, "expires_in_days": 1}
+    )
+    assert answer.status_code == 403
+
+
+@pytest.mark.usefixtures("alice")
+def test_a_forfeit_returns_the_bonus_to_casino_bonus(api: Api, store: Store) -> None:
+    bonus_id = grant(api).json()["bonus_id"]
+    answer = api.post(f"/v1/players/alice/bonuses/{bonus_id}/forfeit")
+    assert answer.status_code == 200 and answer.json()["status"] == "forfeited"
+    assert api.wallet("alice")["bonus"] is None
+    assert accounts(api)["casino:bonus"] == "0.00"
+    before = books(api, store)
+    again = api.post(f"/v1/players/alice/bonuses/{bonus_id}/forfeit")
+    assert (again.status_code, again.json()["code"]) == (409, "bonus_ended")
+    unknown = api.post("/v1/players/alice/bonuses/nope/forfeit")
+    assert (unknown.status_code, unknown.json()["code"]) == (404, "unknown_bonus")
+    assert books(api, store) == before
+
+
+@pytest.mark.usefixtures("alice")
+def test_a_house_stake_takes_cash_first_and_returns_in_proportion(api: Api) -> None:
+    grant(api)
+    round_id = open_round(api, PLAYER_WINS)["round_id"]
+    assert bet(api, round_id, "player", "50.00").status_code == 201  # 20 cash, 30 bonus
+    wallet = api.wallet("alice")
+    assert (wallet["available"], wallet["bonus"]["held"]) == ("0.00", "30.00")
+    deal(api, round_id)  # won 50: 100 back, 40 cash and 60 bonus
+    wallet = api.wallet("alice")
+    assert (wallet["balance"], wallet["bonus"]["balance"]) == ("40.00", "130.00")
+    assert wallet["bonus"]["wagered"] == "50.00"
+    assert accounts(api)["bonus:alice"] == "130.00"
+
+
+@pytest.mark.usefixtures("alice")
+def test_a_hedge_with_most_of_the_bonus_is_refused_and_a_small_one_counts_net(
+    api: Api, store: Store
+) -> None:
+    grant(api, amount="100.00")
+    round_id = open_round(api, BANKER_WINS)["round_id"]
+    assert bet(api, round_id, "player", "70.00").status_code == 201  # 20 cash, 50 bonus
+    before = books(api, store)
+    refused = bet(api, round_id, "banker", "10.00")
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["code"] == "bonus_surebet"
+    assert (refused.json()["limit"], refused.json()["bonus_staked"]) == ("50.00", "60.00")
+    assert books(api, store) == before
+    # A smaller hedge: the bonus staked stays within half the bonus balance.
+    small = open_round(api, BANKER_WINS)["round_id"]
+    assert bet(api, small, "player", "5.00").status_code == 201
+    assert bet(api, small, "banker", "4.00").status_code == 201
+    deal(api, small)
+    assert api.wallet("alice")["bonus"]["wagered"] == "1.00"  # |5 - 4|
+
+
+@pytest.mark.usefixtures("alice")
+def test_a_tie_counts_nothing_and_a_bet_above_the_maximum_stake_is_refused(
+    api: Api, store: Store
+) -> None:
+    grant(api, max_bet="25.00")
+    round_id = open_round(api, TIE)["round_id"]
+    before = books(api, store)
+    refused = bet(api, round_id, "player", "26.00")
+    assert (refused.status_code, refused.json()["code"]) == (409, "bonus_max_bet")
+    assert refused.json()["max_bet"] == "25.00"
+    assert books(api, store) == before
+    assert bet(api, round_id, "player", "25.00").status_code == 201
+    deal(api, round_id)
+    assert api.wallet("alice")["bonus"]["wagered"] == "0.00"
+
+
+def test_an_exclusion_forfeits_every_bonus(api: Api, alice: str) -> None:
+    grant(api)
+    grant(api, amount="5.00")
+    answer = api.post("/v1/players/alice/exclusions", {"kind": "time_out", "days": 1})
+    assert answer.status_code in (200, 201), answer.text
+    listed = api.get("/v1/players/alice/bonuses").json()
+    assert listed["active"] is None and listed["waiting"] == []
+    assert [b["status"] for b in listed["past"]] == ["forfeited", "forfeited"]
+    assert accounts(api)["casino:bonus"] == "0.00"
