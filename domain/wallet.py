@@ -502,6 +502,7 @@ class Wallet(FastCopy, Aggregate):
         released_cents: int,
         wagered_cents: int,
         to_cash_cents: int,
+        bonus_status: str,
         postings: Postings,
         balance_after_cents: int,
     ) -> None:
@@ -585,6 +586,7 @@ class Wallet(FastCopy, Aggregate):
             held,
             counted,
             to_cash,
+            bonus["status"],
             postings,
             self.balance_cents + to_cash,
         )

@@ -18,7 +18,7 @@ from infra.store.follower import new_event_signal
 from infra.store.head_check import head_problem
 from infra.store.seal import LogTampered
 from infra.store.store import Store
-from projections import exclusions, interrupted_rounds, open_rounds, pending_choices
+from projections import bonuses, exclusions, interrupted_rounds, open_rounds, pending_choices
 from projections.base import Cursor
 from projections.failure import ProjectionFailed
 
@@ -346,6 +346,35 @@ class ExclusionWorker(DueWorker):
             lambda player_id: bool(self.store.app.end_exclusion(player_id, now).result),
             "exclusion_ended",
             "player_id",
+        )
+
+
+class BonusExpiryWorker(DueWorker):
+    """Ends bonuses past their expiry (rules.md 9), each a significant event.
+
+    Restart-safe: the running bonuses and their expiries live in the store (the
+    `bonuses_running` read model), so one still expires after a restart; the wallet
+    re-checks the expiry itself before it ends one.
+    """
+
+    name = "bonus_expiry"
+
+    def __init__(self, store: Store, interval_seconds: float = EXCLUSION_CHECK_SECONDS) -> None:
+        self.store = store
+        super().__init__(interval_seconds)
+
+    def tick(self) -> None:
+        self.expire_due_bonuses(datetime.datetime.now(datetime.UTC))
+
+    def expire_due_bonuses(self, now: datetime.datetime) -> list[str]:
+        """Expire every bonus due by now; return them as `player_id bonus_id`."""
+
+        def expire(due: str) -> bool:
+            player_id, bonus_id = due.split(" ")
+            return bool(self.store.app.expire_bonus(player_id, bonus_id, now).result)
+
+        return self.act_on_due(
+            lambda cursor: bonuses.due_by(cursor, now.isoformat()), expire, "bonus_expired", "bonus"
         )
 
 

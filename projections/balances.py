@@ -139,7 +139,7 @@ def check_accounts(accounts: list[tuple[str, int]]) -> None:
     """Pair assertion on the read path (rules.md 1, 6): no player's account is below zero
     or above the balance ceiling, whatever was written into the read model."""
     for account, cents in accounts:
-        if account.startswith("player:"):
+        if account.startswith(("player:", "bonus:")):
             assert 0 <= cents <= wallet.BALANCE_CENTS_MAX, f"{account[:80]} reads {cents}"
 
 

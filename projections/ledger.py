@@ -37,6 +37,9 @@ KINDS = {
     wallet.WITHDRAWN: "withdrawal",
     wallet.ROUND_SETTLED: "round_result",
     wallet.COMMISSION_CHARGED: "commission",
+    # Bonus money become cash (rules.md 9): at the conversion, or as money held then settles.
+    wallet.BONUS_CONVERTED: "bonus_converted",
+    wallet.BONUS_SETTLED: "bonus_converted",
 }
 
 
@@ -56,6 +59,8 @@ class Ledger:
         player_id, mode = self.owners.of(event)
         account = player_account(player_id)
         own = sum(cents for posted_to, cents in event.postings if posted_to == account)
+        if kind == "bonus_converted" and not own:
+            return  # the bonus alone moved: no line of the cash's ledger
         self.entries.append(
             (player_id, mode, event.originator_version, position, event.timestamp.isoformat(),
              kind, own, event.balance_after_cents, getattr(event, "round_id", None),

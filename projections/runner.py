@@ -13,6 +13,7 @@ from typing import Any
 
 from projections import (
     balances,
+    bonuses,
     commission,
     dealer_points,
     exclusions,
@@ -40,7 +41,8 @@ from projections.failure import ProjectionFailed
 # @7: revenue and return to player per day (projections/revenue.py).
 # @8: significant events, and the exclusions still running (rules.md 7).
 # @9: the round trail holds where each event is in the log, not a copy of it.
-NAME = "read_models@9"
+# @10: bonus money per day, and the bonuses still running (rules.md 9).
+NAME = "read_models@10"
 BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (
@@ -66,6 +68,7 @@ READ_MODELS = (
     significant_events,
     exclusions,
     revenue,
+    bonuses,
 )
 # The tables a rebuild empties, each with its primary key.
 TABLES: dict[str, tuple[str, ...]] = {
@@ -281,6 +284,7 @@ class Projector:
             significant_events.SignificantEvents(),
             exclusions.Exclusions(),
             revenue.Revenue(),
+            bonuses.Bonuses(owners),
         ]
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:

@@ -104,11 +104,12 @@ def _check_payouts(name: str, round_: BlackjackRound, events: list[Any]) -> list
 
 
 def _check_wallet(name: str, round_: BlackjackRound, entries: list[WalletEntry]) -> list[str]:
-    posted = [
-        int(entry.event.net_cents)
-        for entry in entries
-        if entry.topic == wallet_topics.ROUND_SETTLED and entry.player_id == round_.player_id
-    ]
+    settled = [entry for entry in entries if entry.player_id == round_.player_id
+               and entry.topic == wallet_topics.ROUND_SETTLED]  # fmt: skip
+    # A result's bonus share (rules.md 9) is part of the player's result.
+    bonus = sum(int(entry.event.net_cents) for entry in entries
+                if entry.topic == wallet_topics.BONUS_SETTLED)  # fmt: skip
+    posted = [int(entry.event.net_cents) + bonus for entry in settled]
     if posted != [round_.player_net_cents]:
         return [f"{name}: the wallet posted {posted}, the round says {round_.player_net_cents}"]
     return []

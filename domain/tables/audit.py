@@ -197,7 +197,9 @@ def _check_wallets(name: str, coup: Coup, entries: list[WalletEntry]) -> list[st
     for entry in entries:
         amount = _amount_of(entry)
         if amount is not None:
-            key = (entry.player_id, entry.topic)
+            # A result's bonus share (rules.md 9) is part of the player's result.
+            bonus = entry.topic == wallet_topics.BONUS_SETTLED
+            key = (entry.player_id, wallet_topics.ROUND_SETTLED if bonus else entry.topic)
             posted[key] = posted.get(key, 0) + amount
     kind = name.split()[0]  # a round of one seat, or a coup
     return (
@@ -237,7 +239,7 @@ def _bank_moved(coup: Coup, entries: list[WalletEntry]) -> int:
 def _amount_of(entry: WalletEntry) -> int | None:
     if entry.topic == wallet_topics.COMMISSION_CHARGED:
         return int(entry.event.commission_cents)
-    if entry.topic == wallet_topics.ROUND_SETTLED:
+    if entry.topic in (wallet_topics.ROUND_SETTLED, wallet_topics.BONUS_SETTLED):
         return int(entry.event.net_cents)
     if entry.topic == wallet_topics.POINTS_CHANGED:
         return int(entry.event.change)

@@ -18,6 +18,7 @@ from uuid import UUID
 from eventsourcing.application import Repository
 from eventsourcing.persistence import StoredEvent
 
+from domain.bonus import bonus_account
 from infra.audit.chain_check import Problems
 from infra.audit.decoding import EventDecoder
 from infra.store import seal as seals
@@ -101,7 +102,7 @@ def _snapshot_problem(
 
 
 _MISSING = object()
-MONEY_KEYS = frozenset(("balance_cents", "holds", "points"))
+MONEY_KEYS = frozenset(("balance_cents", "holds", "points", "bonus_cents", "bonus_rounds"))
 
 
 def _difference(key: str, snapshot: Mapping[str, Any], replayed: Mapping[str, Any]) -> str:
@@ -143,6 +144,12 @@ def wallet_problems(
         with store.database.read() as cursor:
             projected = _projected(cursor, player_id, mode)
             lines = _ledger_lines(cursor, player_id, mode, after)
+            bonus = _account(cursor, mode, bonus_account(player_id))
+        if bonus != wallet.bonus_cents:  # bonus money replayed like cash (rules.md 9)
+            problems.add(
+                f"{name} replays to a bonus of {wallet.bonus_cents} cents, the trial balance "
+                f"says {bonus}"
+            )
         if projected != (wallet.balance_cents, wallet.held_cents):
             problems.add(
                 f"{name} replays to balance {wallet.balance_cents} and holds "
@@ -183,6 +190,15 @@ def _projected(cursor: Any, player_id: str, mode: str) -> tuple[int, int]:
     )
     row = cursor.fetchone()
     return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def _account(cursor: Any, mode: str, account: str) -> int:
+    cursor.execute(
+        "SELECT balance_cents FROM account_balances WHERE mode = ? AND account = ?",
+        (mode, account),
+    )
+    row = cursor.fetchone()
+    return int(row[0]) if row else 0
 
 
 def _ledger_lines(cursor: Any, player_id: str, mode: str, after: int) -> list[tuple[int, int]]:

@@ -74,7 +74,11 @@ class Wallet(Answer):
     available: Money
     dealer_points: int
     last_round: LastRound | None
-    bonus: WalletBonus | None
+    # Present in every answer given now; an answer replayed from its Idempotency-Key's
+    # receipt, given before bonus money was built (issue 39), has none.
+    bonus: WalletBonus | None = Field(
+        default=None, description="the bonus being wagered, or null (rules.md 9)"
+    )
 
 
 class Bonus(Answer):

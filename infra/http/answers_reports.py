@@ -43,6 +43,25 @@ class CommissionReport(Answer):
     total: Money
 
 
+class BonusDay(Answer):
+    """Bonus money on one UTC day (rules.md 9): granted, become cash, forfeited
+    (forfeits and what a maximum conversion leaves), expired, and what the players'
+    bonus accounts held at the day's end."""
+
+    day: str = Field(examples=["2026-05-01"])
+    granted: Money
+    converted: Money
+    forfeited: Money
+    expired: Money
+    outstanding: Money
+
+
+class BonusReport(Answer):
+    first_day: str | None = Field(alias="from")
+    last_day: str | None = Field(alias="to")
+    days: list[BonusDay]
+
+
 class RevenueFigures(Answer):
     """Settled rounds' figures: `returns` is what the stakes paid back, stake included;
     `ggr` the casino's gross gaming revenue (rules.md 7)."""

@@ -51,6 +51,7 @@ from infra.witness import WitnessWorker
 from infra.workers import (
     TAMPERED,
     AbandonedRoundWorker,
+    BonusExpiryWorker,
     DueChoiceWorker,
     ExclusionWorker,
     IdleRoundWorker,
@@ -173,6 +174,7 @@ def _workers(store: Store, settings: Settings, throttle: Throttle) -> list[Perio
         AbandonedRoundWorker(store, settings.resume_window_seconds),
         DueChoiceWorker(store, settings.decision_seconds),
         ExclusionWorker(store),
+        BonusExpiryWorker(store),
         ThrottleWorker(throttle),
         ReceiptPruner(store),
         witness_worker(store, settings),

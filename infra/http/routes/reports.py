@@ -16,7 +16,7 @@ from infra.http.dates import Day
 from infra.http.negotiation import CSV, csv_answer, wants_csv
 from infra.http.problems import Problem
 from infra.http.reading import app_of, min_position, projected
-from projections import balances, commission
+from projections import balances, bonuses, commission
 
 router = APIRouter(
     prefix="/v1/reports", tags=["reports"], dependencies=[Depends(REPORT), Depends(min_position)]
@@ -75,6 +75,29 @@ def commission_report(
             for day, cents, rounds in days
         ],
         "total": format_cents(sum(cents for _, cents, _ in days)),
+    }
+
+
+@router.get("/bonus", **answers(200, a.BonusReport))
+def bonus_report(
+    request: Request,
+    first_day: Annotated[Day, Query(alias="from")] = datetime.date.min,
+    last_day: Annotated[Day, Query(alias="to")] = datetime.date.max,
+) -> dict[str, Any]:
+    """Bonus money per UTC day with any (real money; rules.md 9), `from` and `to`
+    inclusive (YYYY-MM-DD): granted, converted, forfeited, expired, and what was
+    outstanding at the day's end."""
+    _check_days(first_day, last_day)
+    with projected(request) as cursor:
+        days = bonuses.daily(cursor, first_day.isoformat(), last_day.isoformat())
+    money = ("granted", "converted", "forfeited", "expired", "outstanding")
+    return {
+        "from": None if first_day == datetime.date.min else first_day.isoformat(),
+        "to": None if last_day == datetime.date.max else last_day.isoformat(),
+        "days": [
+            {"day": day["day"]} | {name: format_cents(day[f"{name}_cents"]) for name in money}
+            for day in days
+        ],
     }
 
 

@@ -156,3 +156,18 @@ def test_an_exclusion_forfeits_every_bonus(api: Api, alice: str) -> None:
     assert listed["active"] is None and listed["waiting"] == []
     assert [b["status"] for b in listed["past"]] == ["forfeited", "forfeited"]
     assert accounts(api)["casino:bonus"] == "0.00"
+
+
+def test_the_bonus_report_counts_each_day(api: Api, alice: str) -> None:
+    first = grant(api, amount="100.00").json()
+    grant(api, amount="5.00")
+    api.post(f"/v1/players/alice/bonuses/{first['bonus_id']}/forfeit")
+    answer = api.get("/v1/reports/bonus", headers=OPERATOR)
+    assert answer.status_code == 200, answer.text
+    [day] = answer.json()["days"]
+    assert (day["granted"], day["forfeited"], day["expired"], day["outstanding"]) == (
+        "105.00",
+        "100.00",
+        "0.00",
+        "5.00",
+    )

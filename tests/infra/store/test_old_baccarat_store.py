@@ -19,7 +19,7 @@ import pytest
 from infra.audit.verify import verify
 from infra.store.store import Store
 from tests.conftest import OPERATOR, SEAL_KEY, Api, StoreFactory
-from tests.infra.http.helpers import serving
+from tests.infra.http.helpers import as_written, serving
 from tests.infra.store.test_old_table_store import open_sealed_copy
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -44,7 +44,7 @@ def answers_now(api: Api) -> dict[str, Any]:
         "rounds_seen": {r: api.get(f"/v1/rounds/{r}").json() for r in ROUNDS.values()},
         "audits_seen": {r: api.get(f"/v1/rounds/{r}/audit").json() for r in ROUNDS.values()},
         "p2p_tables_seen": {t: api.get(f"/v1/p2p/tables/{t}").json() for t in tables},
-        "wallets": {p: api.wallet(p) for p in players},
+        "wallets": {p: as_written(api.wallet(p)) for p in players},
         "ledgers": {p: api.get(f"/v1/players/{p}/ledger").json() for p in MANIFEST["ledgers"]},
         "dealer_points": {
             p: api.get(f"/v1/players/{p}/dealer-points?mode=real").json()

@@ -30,7 +30,7 @@ from tests.conftest import (
     StoreFactory,
     every_store_event,
 )
-from tests.infra.http.helpers import serving
+from tests.infra.http.helpers import as_written, serving
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 OLD_STORE = FIXTURES / "store_before_issue_18.sqlite"
@@ -172,7 +172,7 @@ def test_an_old_rounds_trail_is_read_from_its_events_as_they_upcast(old_store: S
 def _wallets(api: Api) -> dict[str, Any]:
     names = {key.split("/")[0] for key in MANIFEST["wallets"]}
     return {
-        f"{name}/{mode}": api.wallet(name, mode)
+        f"{name}/{mode}": as_written(api.wallet(name, mode))
         for name in sorted(names)
         for mode in ("real", "play")
     }

@@ -24,7 +24,7 @@ from infra.store import seal as seals
 from infra.store.receipts import TABLE as RECEIPTS
 from infra.store.store import Store
 from tests.conftest import SEAL_KEY, StoreFactory
-from tests.infra.http.helpers import serving
+from tests.infra.http.helpers import as_written, serving
 from tests.infra.store.test_old_stores import EVENT_COLUMNS, copy_into_postgres
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -84,7 +84,8 @@ def test_old_tables_and_coups_verify_and_answer_as_they_did(old_store: Store) ->
             assert as_then(now, then) == then
             assert now["returned"] == []  # nothing was ever returned uncovered then
         for player_id, then in MANIFEST["wallets"].items():
-            assert api.get(f"/v1/players/{player_id}/wallets/real").json() == then
+            answer = api.get(f"/v1/players/{player_id}/wallets/real").json()
+            assert as_written(answer) == then
     # Dan's bet on the other side's hand, taken then, stays settled as it was.
     settled = MANIFEST["rounds_seen"][ROUNDS["banque_settled"]]
     assert {"player_id": "dan", "spot": "right", "amount": "10.00"} in settled["bets"]

@@ -1,0 +1,124 @@
+"""Bonus money per day, and the bonuses still running (rules.md 9; api.md, GET
+/v1/reports/bonus): what the bonus report sums, and what the expiry worker looks
+through to end each bonus when due.
+
+Fed by the wallets' bonus events. Per day: granted, converted (to cash, at the
+conversion or as held money settles after it), forfeited (a forfeit, what a
+conversion's maximum leaves, held money of a forfeited bonus), expired, and the
+change of the players' bonus accounts, whose running sum is what is outstanding.
+Only candidates: the command that expires a bonus re-checks the wallet.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from domain import wallet
+from domain.bonus import EXPIRED
+from projections.balances import Owners
+from projections.base import Cursor, add_to_rows, delete_rows, insert_rows, rows
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS bonuses_running (
+    bonus_id TEXT PRIMARY KEY,
+    player_id TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bonus_daily (
+    day TEXT PRIMARY KEY,
+    granted_cents BIGINT NOT NULL,
+    converted_cents BIGINT NOT NULL,
+    forfeited_cents BIGINT NOT NULL,
+    expired_cents BIGINT NOT NULL,
+    outstanding_change_cents BIGINT NOT NULL
+);
+"""
+# Each table with its primary key.
+TABLES = {"bonuses_running": ("bonus_id",), "bonus_daily": ("day",)}
+SUMS = ("granted_cents", "converted_cents", "forfeited_cents", "expired_cents",
+        "outstanding_change_cents")  # fmt: skip
+TOPICS = (wallet.BONUS_GRANTED, wallet.BONUS_SETTLED, wallet.BONUS_CONVERTED,
+          wallet.BONUS_FORFEITED, wallet.BONUS_EXPIRED)  # fmt: skip
+_ENDS = (wallet.BONUS_CONVERTED, wallet.BONUS_FORFEITED, wallet.BONUS_EXPIRED)
+GRANTED, CONVERTED, FORFEITED, EXPIRED_COLUMN, OUTSTANDING = range(5)
+
+
+class Bonuses:
+    def __init__(self, owners: Owners) -> None:
+        self.owners = owners
+        self.running: dict[str, tuple[str, str] | None] = {}  # bonus -> (player, expiry)
+        self.days: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0] * len(SUMS))
+
+    @staticmethod
+    def wants(topic: str) -> bool:
+        return topic in TOPICS
+
+    def apply(self, event: Any, position: int) -> None:
+        topic = wallet.topic_of(event)
+        if topic not in TOPICS:
+            return
+        sums = self.days[(event.timestamp.date().isoformat(),)]
+        sums[OUTSTANDING] += sum(
+            cents for account, cents in event.postings if account.startswith("bonus:")
+        )
+        if topic == wallet.BONUS_GRANTED:
+            player_id, _ = self.owners.of(event)
+            self.running[event.bonus_id] = (player_id, event.expires_at)
+            sums[GRANTED] += event.amount_cents
+        elif topic == wallet.BONUS_SETTLED:
+            to_house = sum(cents for account, cents in event.postings if account == "casino:bonus")
+            sums[CONVERTED] += event.to_cash_cents
+            sums[EXPIRED_COLUMN if event.bonus_status == EXPIRED else FORFEITED] += to_house
+        elif topic == wallet.BONUS_CONVERTED:
+            sums[CONVERTED] += event.converted_cents
+            sums[FORFEITED] += event.forfeited_cents
+        else:
+            expired = topic == wallet.BONUS_EXPIRED
+            sums[EXPIRED_COLUMN if expired else FORFEITED] += event.forfeited_cents
+        if topic in _ENDS:
+            self.running[event.bonus_id] = None
+
+    def flush(self, cursor: Cursor) -> None:
+        if self.running:
+            delete_rows(cursor, "bonuses_running", "bonus_id", sorted(self.running))
+        insert_rows(
+            cursor,
+            "bonuses_running",
+            ("bonus_id", "player_id", "expires_at"),
+            [(bonus_id, *kept) for bonus_id, kept in self.running.items() if kept is not None],
+        )
+        add_to_rows(cursor, "bonus_daily", ("day",), SUMS, self.days)
+
+
+def due_by(cursor: Cursor, now_iso: str) -> list[str]:
+    """`player_id bonus_id` of every bonus past its expiry, the longest due first."""
+    found = rows(
+        cursor,
+        "SELECT player_id, bonus_id FROM bonuses_running WHERE expires_at <= ? ORDER BY expires_at",
+        (now_iso,),
+    )
+    return [f"{row[0]} {row[1]}" for row in found]
+
+
+def daily(cursor: Cursor, first_day: str, last_day: str) -> list[dict[str, Any]]:
+    """Each day from `first_day` to `last_day` with bonus activity, and what was
+    outstanding at its end (every change before it counted)."""
+    found = rows(
+        cursor, "SELECT COALESCE(SUM(outstanding_change_cents), 0) FROM bonus_daily WHERE day < ?",
+        (first_day,),
+    )  # fmt: skip
+    outstanding = int(next(iter(found))[0])
+    result = []
+    for day, *sums in rows(
+        cursor,
+        f"SELECT day, {', '.join(SUMS)} FROM bonus_daily WHERE day >= ? AND day <= ? ORDER BY day",
+        (first_day, last_day),
+    ):
+        outstanding += int(sums[OUTSTANDING])
+        result.append({"day": str(day), "granted_cents": int(sums[GRANTED]),
+                       "converted_cents": int(sums[CONVERTED]),
+                       "forfeited_cents": int(sums[FORFEITED]),
+                       "expired_cents": int(sums[EXPIRED_COLUMN]),
+                       "outstanding_cents": outstanding})  # fmt: skip
+    return result
