@@ -522,6 +522,7 @@ class Wallet(FastCopy, Aggregate):
     def _bonus_converted(
         self,
         bonus_id: str,
+        round_id: str,
         converted_cents: int,
         forfeited_cents: int,
         postings: Postings,
@@ -591,9 +592,9 @@ class Wallet(FastCopy, Aggregate):
             self.balance_cents + to_cash,
         )
         if counted and bonus["wagered_cents"] >= bonus["wagering_required_cents"]:
-            self._convert(bonus)
+            self._convert(bonus, round_id)
 
-    def _convert(self, bonus: dict[str, Any]) -> None:
+    def _convert(self, bonus: dict[str, Any], round_id: str) -> None:
         """The requirement met: the bonus not held becomes cash up to the maximum
         conversion, the rest goes back to casino:bonus; what is held follows at settling."""
         available = bonus["balance_cents"] - bonus["held_cents"]
@@ -602,6 +603,7 @@ class Wallet(FastCopy, Aggregate):
                     [CASINO_BONUS, split.bonus_cents]]  # fmt: skip
         self._bonus_converted(
             bonus["bonus_id"],
+            round_id,
             split.cash_cents,
             split.bonus_cents,
             [posting for posting in postings if posting[1]],

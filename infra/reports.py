@@ -11,11 +11,13 @@ from typing import Any
 
 from domain.money import format_cents
 from domain.rtp import SOURCES, figures
-from projections import revenue
+from projections import bonuses, revenue
 from projections.base import Cursor
 
 EARLIEST, LATEST = datetime.date.min.isoformat(), datetime.date.max.isoformat()
-FIGURES = ("rounds", "stakes", "returns", "ggr", "commission")
+FIGURES = ("rounds", "stakes", "returns", "ggr", "commission", "bonus_stakes", "bonus_returns",
+           "bonus_converted", "ngr")  # fmt: skip
+NO_BONUS = (0, 0, 0)
 ROW_COLUMNS = ("period", "game", "variant", *FIGURES)
 RTP_COLUMNS = ("mode", "game", "variant", "from", "to", "rounds", "stakes", "returns",
                "actual_rtp", "theoretical_rtp", "difference", "difference_ci95_low",
@@ -44,9 +46,13 @@ def revenue_report(
             " narrow from and to, or group by month"
         )
     month_start, year_start = last_day.replace(day=1), last_day.replace(month=1, day=1)
+    real = mode == "real"  # play money has no bonus
+    bonus = bonuses.revenue_rows(cursor, since, until, group == "month") if real else {}
 
     def total(start: str) -> dict[str, Any]:
-        return _figures(revenue.revenue_total(cursor, mode, start, until))
+        money = bonuses.revenue_rows(cursor, start, until, False) if real else {}
+        summed = tuple(sum(figures[i] for figures in money.values()) for i in range(3))
+        return _figures(revenue.revenue_total(cursor, mode, start, until), summed)
 
     return {
         "mode": mode,
@@ -54,7 +60,8 @@ def revenue_report(
         "to": until,
         "group": group,
         "rows": [
-            {"period": p, "game": g, "variant": v, **_figures(sums)} for p, g, v, *sums in found
+            {"period": p, "game": g, "variant": v, **_figures(sums, bonus.get((p, g, v), NO_BONUS))}
+            for p, g, v, *sums in found
         ],
         "totals": {
             "period": total(since),
@@ -65,10 +72,16 @@ def revenue_report(
     }
 
 
-def _figures(sums: tuple[int, ...] | list[int]) -> dict[str, Any]:
+def _figures(sums: tuple[int, ...] | list[int], bonus: tuple[int, ...]) -> dict[str, Any]:
+    """Stakes, returns and GGR count cash; the bonus money staked and returned stands
+    beside them (only house-banked games take it), and NGR is GGR less what bonuses
+    converted to cash (rules.md 9)."""
     rounds, stakes, returns, ggr, commission = sums
-    money = (format_cents(cents) for cents in (stakes, returns, ggr, commission))
-    return dict(zip(FIGURES, (rounds, *money), strict=True))
+    staked, returned, converted = bonus
+    ggr -= staked - returned
+    cents = (stakes - staked, returns - returned, ggr, commission, staked, returned, converted,
+             ggr - converted)  # fmt: skip
+    return dict(zip(FIGURES, (rounds, *(format_cents(c) for c in cents)), strict=True))
 
 
 def rtp_report(

@@ -25,6 +25,14 @@ CREATE TABLE IF NOT EXISTS bonuses_running (
     player_id TEXT NOT NULL,
     expires_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS bonus_round_results (
+    round_id TEXT NOT NULL,
+    day TEXT NOT NULL,
+    staked_cents BIGINT NOT NULL,
+    returned_cents BIGINT NOT NULL,
+    converted_cents BIGINT NOT NULL,
+    PRIMARY KEY (round_id, day)
+);
 CREATE TABLE IF NOT EXISTS bonus_daily (
     day TEXT PRIMARY KEY,
     granted_cents BIGINT NOT NULL,
@@ -35,7 +43,12 @@ CREATE TABLE IF NOT EXISTS bonus_daily (
 );
 """
 # Each table with its primary key.
-TABLES = {"bonuses_running": ("bonus_id",), "bonus_daily": ("day",)}
+TABLES = {
+    "bonuses_running": ("bonus_id",),
+    "bonus_round_results": ("round_id", "day"),
+    "bonus_daily": ("day",),
+}
+ROUND_SUMS = ("staked_cents", "returned_cents", "converted_cents")
 SUMS = ("granted_cents", "converted_cents", "forfeited_cents", "expired_cents",
         "outstanding_change_cents")  # fmt: skip
 TOPICS = (wallet.BONUS_GRANTED, wallet.BONUS_SETTLED, wallet.BONUS_CONVERTED,
@@ -49,6 +62,9 @@ class Bonuses:
         self.owners = owners
         self.running: dict[str, tuple[str, str] | None] = {}  # bonus -> (player, expiry)
         self.days: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0] * len(SUMS))
+        # (round, day) -> bonus staked, returned and converted: the revenue report's
+        # bonus figures, by the round's game (joined with the round index when read).
+        self.rounds: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0, 0, 0])
 
     @staticmethod
     def wants(topic: str) -> bool:
@@ -70,9 +86,16 @@ class Bonuses:
             to_house = sum(cents for account, cents in event.postings if account == "casino:bonus")
             sums[CONVERTED] += event.to_cash_cents
             sums[EXPIRED_COLUMN if event.bonus_status == EXPIRED else FORFEITED] += to_house
+            result = self.rounds[(event.round_id, event.timestamp.date().isoformat())]
+            result[0] += event.released_cents
+            result[1] += event.released_cents + event.net_cents
+            result[2] += event.to_cash_cents
         elif topic == wallet.BONUS_CONVERTED:
             sums[CONVERTED] += event.converted_cents
             sums[FORFEITED] += event.forfeited_cents
+            self.rounds[(event.round_id, event.timestamp.date().isoformat())][2] += (
+                event.converted_cents
+            )
         else:
             expired = topic == wallet.BONUS_EXPIRED
             sums[EXPIRED_COLUMN if expired else FORFEITED] += event.forfeited_cents
@@ -89,6 +112,24 @@ class Bonuses:
             [(bonus_id, *kept) for bonus_id, kept in self.running.items() if kept is not None],
         )
         add_to_rows(cursor, "bonus_daily", ("day",), SUMS, self.days)
+        add_to_rows(cursor, "bonus_round_results", ("round_id", "day"), ROUND_SUMS, self.rounds)
+
+
+def revenue_rows(
+    cursor: Cursor, first_day: str, last_day: str, month: bool
+) -> dict[tuple[str, str, str], tuple[int, int, int]]:
+    """(period, game, variant) -> bonus staked, returned and converted in the rounds
+    that settled then (real money: the only money with a bonus)."""
+    period = "substr(b.day, 1, 7)" if month else "b.day"
+    found = rows(
+        cursor,
+        f"SELECT {period}, r.game, r.variant, SUM(b.staked_cents), SUM(b.returned_cents),"
+        " SUM(b.converted_cents) FROM bonus_round_results b"
+        " JOIN round_index r ON r.round_id = b.round_id"
+        f" WHERE b.day >= ? AND b.day <= ? GROUP BY {period}, r.game, r.variant",
+        (first_day, last_day),
+    )
+    return {(str(p), str(g), str(v)): (int(s), int(r), int(c)) for p, g, v, s, r, c in found}
 
 
 def due_by(cursor: Cursor, now_iso: str) -> list[str]:

@@ -67,10 +67,14 @@ class RevenueFigures(Answer):
     `ggr` the casino's gross gaming revenue (rules.md 7)."""
 
     rounds: int
-    stakes: Money
-    returns: Money
-    ggr: Money
+    stakes: Money = Field(description="cash staked (rules.md 9)")
+    returns: Money = Field(description="cash returned")
+    ggr: Money = Field(description="on cash")
     commission: Money
+    bonus_stakes: Money
+    bonus_returns: Money
+    bonus_converted: Money = Field(description="bonus money become cash in these rounds")
+    ngr: Money = Field(description="ggr less bonus_converted")
 
 
 class RevenueRow(RevenueFigures):

@@ -22,7 +22,7 @@ from domain.cards import RANKS
 from domain.rtp import figures
 from domain.tables import old_rounds as baccarat_round
 from infra import reports
-from projections import revenue
+from projections import bonuses, revenue, round_index
 
 NOON = datetime.datetime(2026, 2, 15, 12, tzinfo=datetime.UTC)
 HOUSE_SHOE = [rank for rank in RANKS for _ in range(4 * 8)]  # 8 decks; suits never matter
@@ -60,7 +60,7 @@ def feed(events: Iterator[Any], batch: int = 1000) -> sqlite3.Cursor:
     """Through the view as the projector would: a flush every `batch` events, wherever
     that falls, a round's events included."""
     cursor = sqlite3.connect(":memory:").cursor()
-    cursor.executescript(revenue.SCHEMA)
+    cursor.executescript(revenue.SCHEMA + bonuses.SCHEMA + round_index.SCHEMA)
     view = revenue.Revenue()
     for position, one in enumerate(events, start=1):
         view.apply(one, position)

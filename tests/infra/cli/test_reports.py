@@ -43,7 +43,9 @@ def test_the_revenue_report_as_json_brings_the_read_models_up_to_date(store: Sto
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     row = {"period": TODAY, "game": "baccarat", "variant": "house", "rounds": 1,
-           "stakes": "10.00", "returns": "0.00", "ggr": "10.00", "commission": "0.00"}  # fmt: skip
+           "stakes": "10.00", "returns": "0.00", "ggr": "10.00", "commission": "0.00",
+           "bonus_stakes": "0.00", "bonus_returns": "0.00", "bonus_converted": "0.00",
+           "ngr": "10.00"}  # fmt: skip
     assert report["rows"] == [row]
     assert report["totals"]["ltd"]["ggr"] == "10.00"
     assert report["position"] == store.projector.head()
@@ -53,9 +55,10 @@ def test_the_revenue_report_as_text_and_csv(store: Store) -> None:
     text = casino(store, "reports", "revenue", "--group", "month")
     assert text.exit_code == 0, text.output
     assert text.output.splitlines()[1].split() == [TODAY[:7], "baccarat", "house", "1", "10.00",
-                                                   "0.00", "10.00", "0.00"]  # fmt: skip
+                                                   "0.00", "10.00", "0.00", "0.00", "0.00",
+                                                   "0.00", "10.00"]  # fmt: skip
     csv = casino(store, "reports", "revenue", "--csv")
-    assert csv.output.splitlines()[-1] == "ltd,all,all,1,10.00,0.00,10.00,0.00"
+    assert csv.output.splitlines()[-1] == "ltd,all,all,1,10.00,0.00,10.00,0.00,0.00,0.00,0.00,10.00"
 
 
 def test_the_rtp_report_as_json_and_text(store: Store) -> None:

@@ -108,3 +108,13 @@ def test_a_day_of_bonus_money_worked_by_hand(api: Api) -> None:
     assert [(d["granted"], d["converted"], d["outstanding"]) for d in report] == [
         ("100.00", "175.00", "0.00")
     ]
+    figures = ("stakes", "returns", "ggr", "bonus_stakes", "bonus_returns", "bonus_converted",
+               "ngr")  # fmt: skip
+    revenue = api.get("/v1/reports/revenue?mode=real", headers=OPERATOR).json()["rows"]
+    assert {(row["game"], row["variant"]): tuple(row[f] for f in figures) for row in revenue} == {
+        # Cash: $870 staked, $1,620 back; bonus: $75 staked ($30 + $35 + $10), $70 back
+        # ($60 + the tie's $10); the $175 converted in the last round.
+        ("baccarat", "house"): ("870.00", "1620.00", "-750.00", "75.00", "70.00", "175.00",
+                                "-925.00"),
+        ("blackjack", "2"): ("20.00", "40.00", "-20.00", "80.00", "160.00", "0.00", "-20.00"),
+    }  # fmt: skip

@@ -67,8 +67,10 @@ def report(api: Api, path: str, headers: dict[str, str] | None = None) -> Any:
 
 
 def figures(rounds: int, stakes: str, returns: str, ggr: str, commission: str) -> Any:
+    """A row or total without bonus money: NGR is GGR (rules.md 9)."""
     return {"rounds": rounds, "stakes": stakes, "returns": returns, "ggr": ggr,
-            "commission": commission}  # fmt: skip
+            "commission": commission, "bonus_stakes": "0.00", "bonus_returns": "0.00",
+            "bonus_converted": "0.00", "ngr": ggr}  # fmt: skip
 
 
 @pytest.fixture
@@ -136,11 +138,13 @@ def test_the_revenue_report_comes_as_csv_when_asked(day: Api) -> None:
     text = report(day, "/v1/reports/revenue", {"Accept": "text/csv"})
     lines = list(csv.reader(io.StringIO(text)))
     assert lines[0] == ["period", "game", "variant", "rounds", "stakes", "returns", "ggr",
-                        "commission"]  # fmt: skip
+                        "commission", "bonus_stakes", "bonus_returns", "bonus_converted",
+                        "ngr"]  # fmt: skip
     assert lines[2] == [TODAY.isoformat(), "baccarat", "house", "1", "30.00", "19.50", "10.50",
-                        "0.00"]  # fmt: skip
+                        "0.00", "0.00", "0.00", "0.00", "10.50"]  # fmt: skip
     assert [line[0] for line in lines[6:]] == ["period", "mtd", "ytd", "ltd"]
-    assert lines[-1] == ["ltd", "all", "all", "5", "120.00", "84.50", "-21.82", "2.68"]
+    assert lines[-1] == ["ltd", "all", "all", "5", "120.00", "84.50", "-21.82", "2.68", "0.00",
+                         "0.00", "0.00", "-21.82"]  # fmt: skip
     preferred = "application/json;q=0.9, text/csv"  # by quality, then by order
     assert report(day, "/v1/reports/revenue", {"Accept": preferred}).startswith("period,")
     for json_first in ("application/json, text/csv", "text/csv;q=0.5, */*"):
