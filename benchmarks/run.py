@@ -8,6 +8,7 @@ from benchmarks import (
     bench_baccarat_engine,
     bench_blackjack_rounds,
     bench_blackjack_sim,
+    bench_bonus,
     bench_cash_outs,
     bench_group_commit,
     bench_load,
@@ -37,6 +38,10 @@ def main() -> None:
     section("seals: deposits and P2P rounds with sealing on and off", bench_seals.run())
     section("baccarat: pure engine and exact odds", bench_baccarat_engine.run())
     section("baccarat rounds: house and P2P, application and HTTP", bench_rounds.run())
+    section(
+        "bonus money: a house round with an active bonus against one without (at most 1.2x)",
+        bench_bonus.run(),
+    )
     section(
         "American tables: fourteen-player coups beside single-player house rounds",
         bench_tables.run(),
