@@ -10,8 +10,10 @@ they decide.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from domain.errors import (
     BonusMaxBet,
@@ -164,3 +166,33 @@ def baccarat_wagered(spots: dict[str, int], outcome: str | None) -> int:
 def is_surebet(chance_any_wins: Fraction) -> bool:
     """Whether a player's bets in a round win together often enough to be a surebet."""
     return chance_any_wins > SUREBET_CHANCE
+
+
+def bonus_bet_problems(
+    name: str, entries: list[tuple[str, str, Any]], surebet: Callable[[str], bool]
+) -> list[str]:
+    """The audit's check of a settled round's bets under a bonus (`casino audit verify`):
+    `entries` are (player, topic, event) of the wallets' `BonusHeld` and `BonusReleased`
+    for the round, in order; `surebet` says whether a player's bets in it win together
+    more than 90% of the time. Every bet within the bonus's maximum stake, and a
+    surebet's bonus money within half the balance before the round."""
+    problems, staked, before = [], dict[str, int](), dict[str, int]()
+    for player, topic, event in entries:
+        if topic.endswith(".BonusReleased"):
+            staked[player] = staked.get(player, 0) - int(event.amount_cents)
+            continue
+        staked[player] = staked.get(player, 0) + int(event.amount_cents)
+        before.setdefault(player, int(event.balance_before_cents))
+        max_bet = event.max_bet_cents
+        if max_bet is not None and event.stake_cents > max_bet:
+            problems.append(
+                f"{name}: {player} bet {event.stake_cents} cents, past the bonus's maximum "
+                f"stake of {max_bet}"
+            )
+    for player, cents in sorted(staked.items()):
+        if cents > before[player] // 2 and surebet(player):
+            problems.append(
+                f"{name}: {player} staked {cents} cents of bonus money on a surebet, past "
+                f"half of {before[player]}"
+            )
+    return problems

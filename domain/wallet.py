@@ -207,27 +207,40 @@ class Wallet(FastCopy, Aggregate):
 
     def hold(
         self, round_id: str, amount_cents: int, house: bool = False, surebet: bool = False
-    ) -> None:
+    ) -> Split:
         """Hold a stake: cash first, then the active bonus in a game the house banks
         (`house`); a player-banked game takes cash only. `surebet`: the player's bets in
-        the round, this one included, win together more than 90% of the time (rules.md 9)."""
+        the round, this one included, win together more than 90% of the time (rules.md 9).
+        Returns how much of the stake was cash and how much bonus."""
         _check_positive(amount_cents)
         bonus = self.active_bonus if house else None
-        split = split_stake(amount_cents, self.available_cents, self.bonus_available_cents, house)
+        entry = self.bonus_rounds.get(round_id)
+        if bonus is not None and entry is not None and entry["bonus_id"] != bonus["bonus_id"]:
+            bonus = None  # the round's stakes belong to a bonus now ended: cash only
+        # A player-banked game looks at the bonus only to say why it refuses a stake.
+        bonus_cents = self.bonus_available_cents if bonus is not None or not house else 0
+        split = split_stake(amount_cents, self.available_cents, bonus_cents, house)
         if split is None:
             self._check_available(amount_cents, "hold")
         assert split is not None
         if bonus is not None:
             check_max_bet(amount_cents, bonus["max_bet_cents"])
-            entry = self.bonus_rounds.get(round_id)
             before = bonus["balance_cents"] if entry is None else entry["before_cents"]
             staked = split.bonus_cents + (0 if entry is None else entry["held_cents"])
             check_surebet(surebet, staked, before)
         _raise(self.ceiling_problem(hold_cents=amount_cents))
         if split.cash_cents:
             self._funds_held(round_id, split.cash_cents)
-        if bonus is not None and (split.bonus_cents or round_id not in self.bonus_rounds):
-            self._bonus_held(round_id, bonus["bonus_id"], split.bonus_cents)
+        if bonus is not None:  # every bet under a bonus, for the audit to check it
+            self._bonus_held(
+                round_id,
+                bonus["bonus_id"],
+                split.bonus_cents,
+                amount_cents,
+                before,
+                bonus["max_bet_cents"],
+            )
+        return split
 
     def bank_at(self, table_id: str) -> int:
         """The bank this wallet holds at a player-banked table (rules.md 2.3, 2.4)."""
@@ -474,11 +487,22 @@ class Wallet(FastCopy, Aggregate):
         self._post_bonus(postings)
 
     @event("BonusHeld", topic=BONUS_HELD)
-    def _bonus_held(self, round_id: str, bonus_id: str, amount_cents: int) -> None:
+    def _bonus_held(
+        self,
+        round_id: str,
+        bonus_id: str,
+        amount_cents: int,
+        stake_cents: int,
+        balance_before_cents: int,
+        max_bet_cents: int | None,
+    ) -> None:
+        """`amount_cents` of the bonus held for a bet of `stake_cents` (cash first); with
+        what the audit checks the bet against: the bonus balance before the round's
+        first bet and the maximum stake (rules.md 9)."""
         bonus = self.bonuses[bonus_id]
         entry = self.bonus_rounds.setdefault(
             round_id,
-            {"bonus_id": bonus_id, "held_cents": 0, "before_cents": bonus["balance_cents"]},
+            {"bonus_id": bonus_id, "held_cents": 0, "before_cents": balance_before_cents},
         )
         entry["held_cents"] += amount_cents
         bonus["held_cents"] += amount_cents

@@ -17,7 +17,9 @@ from domain.blackjack import play as rules
 from domain.blackjack import round as topics
 from domain.blackjack import settlement
 from domain.blackjack import state as play_state
+from domain.blackjack.odds import chance_any_wins
 from domain.blackjack.round import OPEN, SETTLED_STATUS, BlackjackRound
+from domain.bonus import bonus_bet_problems, is_surebet
 from domain.errors import IllegalAction
 from domain.rounds import WalletEntry, replay, seed_problems
 
@@ -34,6 +36,10 @@ def verify_blackjack_round(events: list[Any], entries: list[WalletEntry]) -> lis
     if round_.status == SETTLED_STATUS:
         problems += _check_payouts(name, round_, events)
         problems += _check_wallet(name, round_, entries)
+        bonus = (wallet_topics.BONUS_HELD, wallet_topics.BONUS_RELEASED)
+        held = [(e.player_id, e.topic, e.event) for e in entries if e.topic in bonus]
+        surebet = is_surebet(chance_any_wins(len(round_.bets), insured=True))  # never
+        problems += bonus_bet_problems(name, held, lambda _: surebet)
     return problems
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from domain import wallet as wallet_topics
+from domain.baccarat.odds import chance_any_wins
 from domain.baccarat.rules import hand_total, points_for_stake
+from domain.bonus import bonus_bet_problems, is_surebet
 from domain.rounds import WalletEntry, replay, seed_problems
 from domain.tables import bank, old_rounds
 from domain.tables.coup import BY_SYSTEM, OPEN, SETTLED_STATUS, Coup
@@ -41,6 +43,8 @@ def verify_coup(events: list[Any], entries: list[WalletEntry]) -> list[str]:
     if coup.status == SETTLED_STATUS:
         problems += _check_play(name, coup)
         problems += _check_wallets(name, coup, entries)
+        problems += bonus_bet_problems(name, _bonus_entries(entries), lambda player: is_surebet(
+            chance_any_wins(coup.bets.get(player, {}), coup.decks)))  # fmt: skip
     else:
         moved = (wallet_topics.ROUND_SETTLED, wallet_topics.POINTS_CHANGED,
                  wallet_topics.COMMISSION_CHARGED)  # fmt: skip
@@ -217,6 +221,11 @@ def _check_wallets(name: str, coup: Coup, entries: list[WalletEntry]) -> list[st
             if (who, topic) not in expected
         ]
     )
+
+
+def _bonus_entries(entries: list[WalletEntry]) -> list[tuple[str, str, Any]]:
+    bonus = (wallet_topics.BONUS_HELD, wallet_topics.BONUS_RELEASED)
+    return [(e.player_id, e.topic, e.event) for e in entries if e.topic in bonus]
 
 
 def _dealer_points(coup: Coup) -> dict[tuple[str, str], int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 from fractions import Fraction
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from domain.bonus import (
     Grant,
     Split,
     baccarat_wagered,
+    bonus_bet_problems,
     conversion,
     is_surebet,
     split_return,
@@ -28,7 +30,7 @@ from domain.errors import (
     InvalidBonus,
     WageringAboveCap,
 )
-from domain.wallet import CASINO_BANK, Wallet
+from domain.wallet import BONUS_HELD, BONUS_RELEASED, CASINO_BANK, Wallet
 from tests.domain.events import given, kinds, then
 
 NOW = datetime.datetime(2026, 12, 7, 12, tzinfo=datetime.UTC)
@@ -106,7 +108,17 @@ def test_a_stake_takes_cash_first_then_bonus() -> None:
     wallet.hold("r1", 5_000, house=True)
     assert then(wallet) == [
         ("FundsHeld", {"round_id": "r1", "amount_cents": 3_000}),
-        ("BonusHeld", {"round_id": "r1", "bonus_id": "b1", "amount_cents": 2_000}),
+        (
+            "BonusHeld",
+            {
+                "round_id": "r1",
+                "bonus_id": "b1",
+                "amount_cents": 2_000,
+                "stake_cents": 5_000,
+                "balance_before_cents": 10_000,
+                "max_bet_cents": None,
+            },
+        ),
     ]
     assert (wallet.available_cents, wallet.bonus_available_cents) == (0, 8_000)
     assert wallet.round_held_cents("r1") == 5_000
@@ -139,6 +151,18 @@ def test_withdrawing_all_cash_never_touches_the_bonus() -> None:
     wallet = granted(cash=3_000)
     wallet.withdraw("t2", 3_000)
     assert wallet.bonus_cents == 10_000 and wallet.balance_cents == 0
+
+
+def test_a_round_begun_under_an_ended_bonus_takes_cash_only_under_the_next() -> None:
+    wallet = granted(cash=1_000)
+    wallet.hold("r1", 3_000, house=True)  # 1,000 cash, 2,000 of b1
+    wallet.grant_bonus("b2", Grant(5_000, 1, 30), CAP, NOW)
+    wallet.forfeit_bonus("b1", "player")  # b2 starts; r1 still holds b1's 2,000
+    with pytest.raises(InsufficientFunds):
+        wallet.hold("r1", 100, house=True)  # no cash left, and b2 is not r1's bonus
+    wallet.settle("r1", 3_000, CASINO_BANK, wagered_cents=3_000)  # won: 6,000 back
+    assert (wallet.balance_cents, wallet.bonus_cents) == (2_000, 5_000)  # b1's 4,000 gone
+    assert wallet.bonuses["b2"]["wagered_cents"] == 0
 
 
 def test_a_removed_bet_gives_back_the_bonus_first() -> None:
@@ -241,6 +265,31 @@ def test_an_exclusion_forfeits_every_bonus() -> None:
     wallet.grant_bonus("b2", Grant(500, 1, 30), CAP, NOW)
     assert wallet.forfeit_every_bonus("time_out") == ["b1", "b2"]
     assert wallet.bonus_cents == 0 and wallet.active_bonus is None
+
+
+def test_the_audit_finds_a_bet_past_the_maximum_and_a_surebet_with_most_of_the_bonus() -> None:
+    def held(amount: int, stake: int, max_bet: int | None = None) -> tuple[str, str, Any]:
+        event = SimpleNamespace(
+            amount_cents=amount,
+            stake_cents=stake,
+            balance_before_cents=10_000,
+            max_bet_cents=max_bet,
+        )
+        return ("alice", BONUS_HELD, event)  # fmt: skip
+
+    fine = [held(3_000, 3_000, 5_000), held(2_000, 2_000, 5_000)]
+    assert bonus_bet_problems("round r", fine, lambda _: True) == []
+    too_big = [held(3_000, 6_000, 5_000)]
+    assert bonus_bet_problems("round r", too_big, lambda _: False) == [
+        "round r: alice bet 6000 cents, past the bonus's maximum stake of 5000"
+    ]
+    hedged = [held(3_000, 3_000), held(2_001, 2_001)]
+    assert bonus_bet_problems("round r", hedged, lambda _: False) == []
+    assert bonus_bet_problems("round r", hedged, lambda _: True) == [
+        "round r: alice staked 5001 cents of bonus money on a surebet, past half of 10000"
+    ]
+    released = ("alice", BONUS_RELEASED, SimpleNamespace(amount_cents=1))
+    assert bonus_bet_problems("round r", [*hedged, released], lambda _: True) == []
 
 
 def test_a_conversion_caps_what_becomes_cash() -> None:
