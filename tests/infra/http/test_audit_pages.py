@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from tests.conftest import AUDITOR, Api
+from tests.conftest import AUDITOR, OPERATOR, Api
 from tests.infra.http.test_blackjack import bet as blackjack_bet
 from tests.infra.http.test_blackjack import deal as blackjack_deal
 from tests.infra.http.test_blackjack import open_round as open_blackjack_round
@@ -96,6 +96,7 @@ class Casino:
     blackjack: str  # dealt, the player to act: the hole card is face down
     abandoned: str  # blackjack, finished by the system once its player stayed away
     coup: str  # three players' coup at an American table, on a shuffled shoe, settled
+    bonus: str  # a house round staked half with cash, half with bonus money, won
     house_banker_card: str  # the house round's banker card as dealt
     house_rewritten_card: str  # what the insider wrote in its place, in the copy
 
@@ -137,7 +138,20 @@ def _play_rounds(api: Api) -> dict[str, str]:
     blackjack = open_blackjack_round(api, IN_PLAY_SHOE)["round_id"]
     assert blackjack_bet(api, blackjack, 1, "10.00").status_code == 201
     assert blackjack_deal(api, blackjack).json()["status"] == "in_play"
-    return {"p2p": p2p, "house": house["round_id"], "blackjack": blackjack, "coup": _coup(api)}
+    rounds = {"p2p": p2p, "house": house["round_id"], "blackjack": blackjack}
+    return {**rounds, "coup": _coup(api), "bonus": _bonus_round(api)}
+
+
+def _bonus_round(api: Api) -> str:
+    """Bea stakes $10 on Player: $5 cash and $5 of a bonus (rules.md 9); Player wins."""
+    api.player("bea", real="5.00")
+    grant = {"amount": "20.00", "wagering": 10, "expires_in_days": 30}
+    assert api.post("/v1/players/bea/bonuses", grant, headers=OPERATOR).status_code == 201
+    body = {"player_id": "bea", "mode": "real", "shoe": ["9", "K", "K", "K"]}
+    round_id: str = api.post("/v1/baccarat/rounds", body).json()["round_id"]
+    assert bet(api, round_id, "player", "10.00").status_code == 201
+    assert api.post(f"/v1/rounds/{round_id}/deal").status_code == 200
+    return round_id
 
 
 def _coup(api: Api) -> str:
@@ -289,6 +303,12 @@ def _scenarios(casino: Casino) -> list[dict[str, Any]]:
                 "dealer": '[aria-labelledby="hand-dealer"] .card',
                 "backs": ".card.back",
             },
+            "attributes": verdict,
+        },
+        {
+            "name": "house-round-with-bonus",
+            "path": f"/audit/rounds/{casino.bonus}#key=dev-auditor",
+            "extract": record,
             "attributes": verdict,
         },
         {
@@ -451,6 +471,18 @@ def test_a_house_round_on_a_shuffled_shoe_is_verified(
     dealt = len(result["texts"]["player_cards"]) + len(result["texts"]["banker_cards"])
     assert f"each of the {dealt} cards dealt" in result["texts"]["verdict"][0]
     assert len(result["texts"]["checks"]) == dealt
+
+
+def test_a_round_staked_with_bonus_money_shows_each_parts_result(
+    seen: dict[str, dict[str, Any]],
+) -> None:
+    result = _page(seen, "house-round-with-bonus")
+    assert result["attributes"]["verdict"] == ["verified"]
+    [row] = [line.split("\t") for line in result["texts"]["balances"]]
+    # $10 won back $20: $10 (20 x 5/10) to the bonus, $10 to cash, which had $5.
+    assert (row[:5], row[-1]) == (["bea", "player", "5.00", "10.00", "+5.00"], "+5.00")
+    ledger = [line.split("\t")[3] for line in result["texts"]["ledger"]]
+    assert "bonus stake held" in ledger and "bonus result (bonus hold released)" in ledger
 
 
 def test_a_coup_of_many_players_at_a_table_is_verified_with_every_bet(

@@ -70,14 +70,16 @@ function accountFromPostings(data) {
 function ledgerLine(event, who) {
   const { data, type } = event;
   const line = { event, who, kind: type, change: null, balanceAfter: null, balanceBefore: null, held: null };
-  if (type === 'FundsHeld') line.held = BigInt(data.amount_cents);
-  else if (type === 'HoldReleased') line.held = -BigInt(data.amount_cents);
+  // A stake's bonus part (rules.md 9) is held beside its cash part, and released alike.
+  if (type === 'FundsHeld' || type === 'BonusHeld') line.held = BigInt(data.amount_cents);
+  else if (type === 'HoldReleased' || type === 'BonusReleased') line.held = -BigInt(data.amount_cents);
   if (Number.isInteger(data.balance_after_cents) && who.account) {
     line.change = ownChange(data, who.account);
     line.balanceAfter = BigInt(data.balance_after_cents);
     line.balanceBefore = line.balanceAfter - line.change;
   }
-  if (type === 'RoundSettled') line.held = -BigInt(data.released_cents || 0);
+  if (type === 'RoundSettled' || type === 'BonusSettled') line.held = -BigInt(data.released_cents || 0);
+  if (type === 'BonusSettled') line.bonusNet = BigInt(data.net_cents);
   if (type === 'PointsChanged') line.points = { change: data.change, after: data.points_after };
   return line;
 }
@@ -126,6 +128,7 @@ function summarise(book) {
   const held = book.lines.reduce((sum, line) => sum + (line.held || 0n), 0n);
   const points = book.lines.filter((line) => line.points).reduce((sum, line) => sum + BigInt(line.points.change), 0n);
   const settled = book.lines.some((line) => MONEY_EVENTS.includes(line.kind));
+  const bonusNet = book.lines.reduce((sum, line) => sum + (line.bonusNet || 0n), 0n);
   return {
     ...book,
     before: money.length ? money[0].balanceBefore : null,
@@ -135,5 +138,6 @@ function summarise(book) {
     stillHeld: held,
     points,
     settled,
+    bonusNet,
   };
 }

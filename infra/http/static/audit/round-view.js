@@ -16,6 +16,10 @@ const LEDGER_ENTRIES = {
   RoundSettled: 'round result (hold released)',
   CommissionCharged: 'commission',
   PointsChanged: 'dealer points',
+  BonusHeld: 'bonus stake held',
+  BonusReleased: 'bonus hold released',
+  BonusSettled: 'bonus result (bonus hold released)',
+  BonusConverted: 'bonus converted to cash',
 };
 
 /** Every section of the record, the fairness check done first. */
@@ -306,6 +310,7 @@ function balances(money) {
       h('td', { class: 'num' }, formatCents(book.commission)),
       h('td', { class: 'num' }, formatCents(book.stillHeld)),
       h('td', { class: 'num' }, book.points === 0n ? none('0') : `${book.points > 0n ? '+' : ''}${book.points}`),
+      h('td', { class: 'num' }, book.bonusNet === 0n ? none('0.00') : formatChange(book.bonusNet)),
     ),
   );
   return section(
@@ -313,11 +318,11 @@ function balances(money) {
     'Balances before and after',
     table(
       'Each participant\u2019s wallet: the balance before the round\u2019s first result and after its last, read off the ledger lines below',
-      ['Who', 'Role', 'Before', 'After', 'Change', 'Commission', 'Still held', 'Dealer points'],
+      ['Who', 'Role', 'Before', 'After', 'Change', 'Commission', 'Still held', 'Dealer points', 'Bonus result'],
       rows,
       { id: 'balance-lines' },
     ),
-    h('p', { class: 'legend' }, 'Before = the balance after a ledger line less that line\u2019s own change (a result\u2019s net, a commission charged); holds move what is available, not the balance.'),
+    h('p', { class: 'legend' }, 'Before = the balance after a ledger line less that line\u2019s own change (a result\u2019s net, a commission charged); holds move what is available, not the balance. Balances and changes are cash; a stake\u2019s bonus part is held and settled apart (its result in Bonus result, rules.md 9).'),
   );
 }
 
