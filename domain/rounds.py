@@ -112,6 +112,23 @@ class CommittedRound:
     def round_id(self: _Committed) -> str:
         return str(self.id)
 
+    def record_bonus_share(self, player_id: str, net_cash_cents: int, net_bonus_cents: int) -> None:
+        """What a player's result was in cash and in bonus money (rules.md 9), as their
+        wallet settled it: recorded (each round's `BonusShared`) only where bonus money
+        was staked."""
+        self._bonus_shared(player_id, net_cash_cents, net_bonus_cents)  # type: ignore[attr-defined]
+
+    @property
+    def bonus_nets(self) -> dict[str, list[int]]:
+        """Player id -> [net cash, net bonus], where bonus money was staked (rules.md 9);
+        none in rounds without (those stored before bonus money among them)."""
+        found: dict[str, list[int]] = self.__dict__.get("_bonus_nets", {})
+        return found
+
+    def _share_bonus(self, player_id: str, net_cash_cents: int, net_bonus_cents: int) -> None:
+        """In the `BonusShared` event's body."""
+        self._bonus_nets = {**self.bonus_nets, player_id: [net_cash_cents, net_bonus_cents]}
+
     def _commit(
         self,
         seed: str | None,

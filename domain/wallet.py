@@ -279,14 +279,15 @@ class Wallet(FastCopy, Aggregate):
 
     def settle(
         self, round_id: str, net_cents: int, counter_account: str | None, wagered_cents: int = 0
-    ) -> None:
+    ) -> Split | None:
         """End a round for this wallet: release its hold and post the result.
 
         `counter_account` is the casino account on the other side (house games),
         or None when another wallet posts the other leg in the same save (P2P).
         What the round returns goes back to cash and bonus in the proportion they were
         staked; `wagered_cents` is what it counts towards the bonus active when it was
-        staked (rules.md 9), met requirements convert in the same save.
+        staked (rules.md 9), met requirements convert in the same save. Returns the
+        result's cash and bonus parts where a bonus was in the round, else None.
         """
         held = self.holds.get(round_id, 0)
         entry = self.bonus_rounds.get(round_id)
@@ -301,9 +302,11 @@ class Wallet(FastCopy, Aggregate):
         if counter_account is not None:
             postings.append([counter_account, -cash_net])
         self._settled(round_id, cash_net, held, postings, self.balance_cents + cash_net)
-        if entry is not None:
-            assert counter_account is not None, "bonus money is staked against the house only"
-            self._settle_bonus(round_id, entry, back, counter_account, wagered_cents)
+        if entry is None:
+            return None
+        assert counter_account is not None, "bonus money is staked against the house only"
+        bonus_net = self._settle_bonus(round_id, entry, back, counter_account, wagered_cents)
+        return Split(cash_net, bonus_net)
 
     # Bonus money (rules.md 9).
 
@@ -586,7 +589,7 @@ class Wallet(FastCopy, Aggregate):
         back: Split | None,
         counter_account: str,
         wagered_cents: int,
-    ) -> None:
+    ) -> int:
         """The bonus share of a settled round: back to its bonus while that is active;
         of an ended bonus, to cash (converted, within its maximum) or to casino:bonus."""
         bonus = self.bonuses[entry["bonus_id"]]
@@ -617,6 +620,7 @@ class Wallet(FastCopy, Aggregate):
         )
         if counted and bonus["wagered_cents"] >= bonus["wagering_required_cents"]:
             self._convert(bonus, round_id)
+        return int(net)
 
     def _convert(self, bonus: dict[str, Any], round_id: str) -> None:
         """The requirement met: the bonus not held becomes cash up to the maximum

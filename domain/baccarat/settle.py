@@ -19,7 +19,9 @@ def settle_house(unit: Unit, round_: Coup) -> None:
     assert round_.player_id is not None
     wallet = load_wallet(unit, round_.player_id, round_.mode)
     wagered = baccarat_wagered(round_.bets.get(round_.player_id, {}), round_.outcome)
-    wallet.settle(round_.round_id, _player_net(round_), CASINO_BANK, wagered)
+    shares = wallet.settle(round_.round_id, _player_net(round_), CASINO_BANK, wagered)
+    if shares is not None:
+        round_.record_bonus_share(round_.player_id, shares.cash_cents, shares.bonus_cents)
     award_player_points(unit, round_)
 
 

@@ -52,6 +52,7 @@ SETTLED = "casino:BlackjackRound.Settled"
 VOIDED = "casino:BlackjackRound.Voided"
 INTERRUPTED = "casino:BlackjackRound.Interrupted"
 RESUMED = "casino:BlackjackRound.Resumed"
+BONUS_SHARED = "casino:BlackjackRound.BonusShared"
 
 OPEN, IN_PLAY, SETTLED_STATUS, VOIDED_STATUS = "open", "in_play", "settled", "voided"
 INTERRUPTED_STATUS = "interrupted"  # in play, held while the player is away (rules.md 4)
@@ -373,6 +374,10 @@ class BlackjackRound(CommittedRound, FastCopy, Aggregate):
     def _voided(self, reason: str, seed: str, shoe_prefix: list[str] | None = None) -> None:
         self._reveal(seed, shoe_prefix)
         self.status = VOIDED_STATUS
+
+    @event("BonusShared", topic=BONUS_SHARED)
+    def _bonus_shared(self, player_id: str, net_cash_cents: int, net_bonus_cents: int) -> None:
+        self._share_bonus(player_id, net_cash_cents, net_bonus_cents)
 
     @event("Interrupted", topic=INTERRUPTED)
     def _interrupted(self, reason: str) -> None:

@@ -144,7 +144,9 @@ def settle_if_over(unit: Unit, round_: BlackjackRound) -> None:
     if round_.status == SETTLED_STATUS:
         wagered = wagered_cents(round_.state, RULESETS[round_.ruleset])
         wallet = _wallet(unit, round_)
-        wallet.settle(round_.round_id, round_.player_net_cents, CASINO_BANK, wagered)
+        shares = wallet.settle(round_.round_id, round_.player_net_cents, CASINO_BANK, wagered)
+        if shares is not None:
+            round_.record_bonus_share(round_.player_id, shares.cash_cents, shares.bonus_cents)
         after_settlement(unit, round_)
 
 

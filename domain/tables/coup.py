@@ -46,6 +46,7 @@ BANCO_CALLED = "casino:Coup.BancoCalled"
 UNCOVERED_BET_RETURNED = "casino:Coup.UncoveredBetReturned"
 PAYOUT_MADE = "casino:Coup.PayoutMade"
 COMMISSION_CHARGED = "casino:Coup.CommissionCharged"
+BONUS_SHARED = "casino:Coup.BonusShared"
 
 OPEN, IN_PLAY, VOIDED_STATUS = "open", "in_play", "voided"
 BY_PLAYER, BY_SYSTEM = "player", "system"
@@ -432,6 +433,10 @@ class Coup(CoupFigures, CommittedRound, FastCopy, Aggregate):
         self._reveal(seed, shoe_prefix)
         self.void_reason = reason
         self.status = VOIDED_STATUS
+
+    @event("BonusShared", topic=BONUS_SHARED)
+    def _bonus_shared(self, player_id: str, net_cash_cents: int, net_bonus_cents: int) -> None:
+        self._share_bonus(player_id, net_cash_cents, net_bonus_cents)
 
     def _take(self, hand: str, card: str, position: int) -> None:
         """Pair assertion: cards leave the shoe in order, none skipped, none twice."""

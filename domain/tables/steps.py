@@ -232,7 +232,9 @@ def _settle_against_the_house(unit: Unit, coup: Coup) -> None:
     for player_id in sorted(coup.bets):
         wallet = load_wallet(unit, player_id, coup.mode)
         wagered = baccarat_wagered(coup.bets[player_id], coup.outcome)
-        wallet.settle(coup.round_id, nets[player_id], CASINO_BANK, wagered)
+        shares = wallet.settle(coup.round_id, nets[player_id], CASINO_BANK, wagered)
+        if shares is not None:
+            coup.record_bonus_share(player_id, shares.cash_cents, shares.bonus_cents)
         points = points_for_stake(coup.stake_of(player_id))
         wallet.change_points(points, "player", coup.round_id, "baccarat stake")
 

@@ -42,6 +42,13 @@ class SpotPayout(Part):
     net: Money
 
 
+class NetSplit(Part):
+    """A player's result in one round, in cash and in bonus money (rules.md 9)."""
+
+    net_cash: Money
+    net_bonus: Money
+
+
 class BaccaratRound(Part):
     """A baccarat coup: house (`variant: house`) or at a P2P table (`p2p`)."""
 
@@ -67,6 +74,11 @@ class BaccaratRound(Part):
     commission: Money | None = Field(description="P2P rounds only")
     net: dict[str, Money] | None = Field(description="per participant once settled")
     void_reason: str | None
+    net_split: dict[str, NetSplit] | None = Field(
+        default=None,
+        description="only in a settled round where bonus money was staked (rules.md 9): "
+        "each such player's result in cash and in bonus",
+    )
     next_round: BaccaratRound | None = Field(
         default=None,
         description="in the answer to a P2P deal only: the round auto-confirm opened in "
@@ -174,6 +186,11 @@ class BlackjackRound(Part):
     outcome: BlackjackOutcome | None
     payouts: list[BoxPayout]
     net: BlackjackNet | None
+    net_split: dict[str, NetSplit] | None = Field(
+        default=None,
+        description="only in a settled round where bonus money was staked (rules.md 9): "
+        "each such player's result in cash and in bonus",
+    )
 
 
 class PlayerBet(Part):
@@ -244,6 +261,11 @@ class TableCoup(Part):
     net: dict[str, Money] | None
     casino_net: Money | None
     void_reason: str | None
+    net_split: dict[str, NetSplit] | None = Field(
+        default=None,
+        description="only in a settled round where bonus money was staked (rules.md 9): "
+        "each such player's result in cash and in bonus",
+    )
 
 
 class Round(RootModel[BaccaratRound | BlackjackRound | TableCoup]):

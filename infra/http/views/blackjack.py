@@ -17,6 +17,7 @@ from domain.blackjack.hole_card import hole_card_hidden
 from domain.blackjack.round import INTERRUPTED_STATUS, SETTLED_STATUS, BlackjackRound
 from domain.money import format_cents
 from domain.rounds import secrets_revealed
+from infra.http.views.wallets import net_split
 
 
 def blackjack_round_view(round_: BlackjackRound) -> dict[str, Any]:
@@ -46,6 +47,7 @@ def blackjack_round_view(round_: BlackjackRound) -> dict[str, Any]:
         "dealer": _dealer(round_),
         **_turn(round_),
         **_settlement(round_),
+        **net_split(round_.bonus_nets),
     }
 
 

@@ -17,6 +17,7 @@ from domain.tables.coup import Coup
 from domain.tables.punto_banco import P2P
 from infra.http.views.blackjack import blackjack_round_view
 from infra.http.views.tables import coup_view
+from infra.http.views.wallets import net_split
 
 HANDS = (baccarat.PLAYER, baccarat.BANKER)  # a one-seat round shows both, from its opening
 
@@ -84,6 +85,7 @@ def baccarat_round_view(round_: Coup) -> dict[str, Any]:
         "commission": format_cents(round_.commission_cents) if round_.banker_id else None,
         "net": _money(_one_seat_nets(round_)) if settled else None,
         "void_reason": round_.void_reason,
+        **net_split(round_.bonus_nets),
     }
     return view
 

@@ -10,6 +10,7 @@ from domain.rounds import secrets_revealed
 from domain.tables.coup import SETTLED_STATUS, Coup
 from domain.tables.games import rules_of
 from domain.tables.table import Table, seat_order
+from infra.http.views.wallets import net_split
 
 
 def table_view(table: Table, current_round: dict[str, Any] | None) -> dict[str, Any]:
@@ -79,6 +80,7 @@ def coup_view(coup: Coup) -> dict[str, Any]:
         "net": {who: format_cents(cents) for who, cents in nets.items()} if settled else None,
         "casino_net": format_cents(coup.casino_net_cents()) if settled else None,
         "void_reason": coup.void_reason,
+        **net_split(coup.bonus_nets),
     }
 
 

@@ -74,6 +74,19 @@ def bonuses_view(wallet: Wallet) -> dict[str, Any]:
     }
 
 
+def net_split(bonus_nets: dict[str, list[int]]) -> dict[str, Any]:
+    """A settled round's results in cash and in bonus money, per player who staked bonus
+    money in it (`net_split`), or nothing: rounds without a bonus answer as before."""
+    if not bonus_nets:
+        return {}
+    return {
+        "net_split": {
+            player: {"net_cash": format_cents(cash), "net_bonus": format_cents(bonus)}
+            for player, (cash, bonus) in sorted(bonus_nets.items())
+        }
+    }
+
+
 def _cents_or_none(cents: int | None) -> str | None:
     return None if cents is None else format_cents(cents)
 

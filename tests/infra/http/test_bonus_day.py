@@ -85,7 +85,8 @@ def test_a_day_of_bonus_money_worked_by_hand(api: Api) -> None:
     round_id = blackjack.open_round(api, ["10", "10", "K", "7"], hall="2")["round_id"]
     assert blackjack.bet(api, round_id, 1, "100.00").status_code == 201
     blackjack.deal(api, round_id)
-    assert blackjack.act(api, round_id, 1, "stand").status_code == 200
+    stood = blackjack.act(api, round_id, 1, "stand").json()
+    assert stood["net_split"] == {"alice": {"net_cash": "20.00", "net_bonus": "80.00"}}
     assert bonus(api) == ("175.00", "0.00", "205.00")
     assert books(api) == ("40.00", "175.00", "-45.00", "-100.00", "-70.00")
 

@@ -103,7 +103,13 @@ def test_a_house_stake_takes_cash_first_and_returns_in_proportion(api: Api) -> N
     assert bet(api, round_id, "player", "50.00").status_code == 201  # 20 cash, 30 bonus
     wallet = api.wallet("alice")
     assert (wallet["available"], wallet["bonus"]["held"]) == ("0.00", "30.00")
-    deal(api, round_id)  # won 50: 100 back, 40 cash and 60 bonus
+    api.player("bob", real="10.00")
+    no_bonus = open_round(api, TIE, player="bob")["round_id"]
+    assert bet(api, no_bonus, "player", "10.00").status_code == 201
+    assert "net_split" not in deal(api, no_bonus).json()  # no bonus: answered as before
+    settled = deal(api, round_id).json()  # won 50: 100 back, 40 cash and 60 bonus
+    assert settled["net"]["player"] == "50.00"
+    assert settled["net_split"] == {"alice": {"net_cash": "20.00", "net_bonus": "30.00"}}
     wallet = api.wallet("alice")
     assert (wallet["balance"], wallet["bonus"]["balance"]) == ("40.00", "130.00")
     assert wallet["bonus"]["wagered"] == "50.00"
