@@ -7,8 +7,10 @@ from typing import Any
 import pytest
 
 from infra.store.store import Store
-from tests.conftest import OPERATOR, Api, every_store_event
+from tests.conftest import OPERATOR, SERVICE, Api, every_store_event
 from tests.infra.http.test_baccarat import BANKER_WINS, PLAYER_WINS, TIE, bet, deal, open_round
+from tests.infra.http.test_p2p import bet as p2p_bet
+from tests.infra.http.test_p2p import confirm, dealer, join, sit
 
 
 def grant(api: Api, player: str = "alice", **body: Any) -> Any:
@@ -177,3 +179,36 @@ def test_the_bonus_report_counts_each_day(api: Api, alice: str) -> None:
         "0.00",
         "5.00",
     )
+
+
+def test_a_p2p_round_takes_cash_only(api: Api, store: Store) -> None:
+    dealer(api)
+    api.player("pat", real="10.00")
+    grant(api, player="pat")
+    table_id = sit(api).json()["table_id"]
+    assert join(api).status_code == 201
+    round_id = confirm(api, table_id).json()["round_id"]
+    before = api.wallet("pat"), api.trial_balance(), len(every_store_event(store))
+    refused = p2p_bet(api, round_id, "player", "20.00")  # cash and bonus would cover it
+    assert (refused.status_code, refused.json()["code"]) == (409, "bonus_not_allowed")
+    assert refused.json()["available"] == "10.00"
+    short = p2p_bet(api, round_id, "player", "200.00")  # they would not
+    assert (short.status_code, short.json()["code"]) == (409, "insufficient_funds")
+    assert (api.wallet("pat"), api.trial_balance(), len(every_store_event(store))) == before
+    assert p2p_bet(api, round_id, "player", "10.00").status_code == 201
+
+
+def test_a_loss_limit_counts_cash_only(api: Api, alice: str) -> None:
+    grant(api)
+    answer = api.client.put(
+        "/v1/players/alice/limits",
+        json={"mode": "real", "loss": {"day": "25.00"}},
+        headers={**SERVICE, "Idempotency-Key": "limits"},
+    )
+    assert answer.status_code == 200, answer.text
+    round_id = open_round(api, BANKER_WINS)["round_id"]
+    # $60 staked: $20 cash, which the limit counts, and $40 of bonus, which it does not.
+    assert bet(api, round_id, "player", "60.00").status_code == 201
+    deal(api, round_id)
+    windows = api.get("/v1/players/alice/limits?mode=real").json()["windows"]
+    assert [(w["kind"], w["used"]) for w in windows] == [("loss", "20.00")]
