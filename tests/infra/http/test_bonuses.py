@@ -8,6 +8,7 @@ import pytest
 
 from infra.store.store import Store
 from tests.conftest import OPERATOR, SERVICE, Api, every_store_event
+from tests.infra.http import test_tables as tables
 from tests.infra.http.test_baccarat import BANKER_WINS, PLAYER_WINS, TIE, bet, deal, open_round
 from tests.infra.http.test_p2p import bet as p2p_bet
 from tests.infra.http.test_p2p import confirm, dealer, join, sit
@@ -212,3 +213,20 @@ def test_a_loss_limit_counts_cash_only(api: Api, alice: str) -> None:
     deal(api, round_id)
     windows = api.get("/v1/players/alice/limits?mode=real").json()["windows"]
     assert [(w["kind"], w["used"]) for w in windows] == [("loss", "20.00")]
+
+
+def test_an_american_table_takes_bonus_money_and_refuses_a_big_hedge(api: Api) -> None:
+    api.player("alice", real="10.00")
+    grant(api, amount="100.00")
+    table_id = tables.open_table(api)
+    assert tables.sit(api, table_id, "alice", "1").status_code == 201
+    coup = tables.open_coup(api, table_id, PLAYER_WINS)
+    assert tables.bet(api, coup, "alice", "player", "40.00").status_code == 201  # 10 + 30
+    hedge = tables.bet(api, coup, "alice", "banker", "25.00")  # 55 of bonus on a surebet
+    assert (hedge.status_code, hedge.json()["code"]) == (409, "bonus_surebet")
+    assert tables.bet(api, coup, "alice", "banker", "20.00").status_code == 201  # 50: allowed
+    settled = api.post(f"/v1/rounds/{coup}/deal").json()
+    # Player wins 40, Banker loses 20: $80 back on $60 staked ($10 cash, $50 bonus): the
+    # bonus's 80 x 50/60 = 66.66 (rounded down), cash the rest, 13.34.
+    assert settled["net_split"] == {"alice": {"net_cash": "3.34", "net_bonus": "16.66"}}
+    assert api.wallet("alice")["bonus"]["wagered"] == "20.00"  # |40 - 20|
