@@ -142,8 +142,10 @@ def finish_abandoned(
 def settle_if_over(unit: Unit, round_: BlackjackRound) -> None:
     """The casino is the bank: the round's result posts against casino:bank, once."""
     if round_.status == SETTLED_STATUS:
-        wagered = wagered_cents(round_.state, RULESETS[round_.ruleset])
         wallet = _wallet(unit, round_)
+        # What it counts towards a bonus, only where one was active at its stakes.
+        under_bonus = round_.round_id in wallet.bonus_rounds
+        wagered = wagered_cents(round_.state, RULESETS[round_.ruleset]) if under_bonus else 0
         shares = wallet.settle(round_.round_id, round_.player_net_cents, CASINO_BANK, wagered)
         if shares is not None:
             round_.record_bonus_share(round_.player_id, shares.cash_cents, shares.bonus_cents)

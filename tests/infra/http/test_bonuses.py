@@ -8,6 +8,7 @@ import pytest
 
 from infra.store.store import Store
 from tests.conftest import OPERATOR, SERVICE, Api, every_store_event
+from tests.infra.http import test_blackjack as blackjack
 from tests.infra.http import test_tables as tables
 from tests.infra.http.test_baccarat import BANKER_WINS, PLAYER_WINS, TIE, bet, deal, open_round
 from tests.infra.http.test_p2p import bet as p2p_bet
@@ -230,3 +231,24 @@ def test_an_american_table_takes_bonus_money_and_refuses_a_big_hedge(api: Api) -
     # bonus's 80 x 50/60 = 66.66 (rounded down), cash the rest, 13.34.
     assert settled["net_split"] == {"alice": {"net_cash": "3.34", "net_bonus": "16.66"}}
     assert api.wallet("alice")["bonus"]["wagered"] == "20.00"  # |40 - 20|
+
+
+@pytest.mark.usefixtures("alice")
+def test_a_blackjack_push_counts_nothing_and_a_loss_its_stake(api: Api) -> None:
+    grant(api)
+    pushed = blackjack.open_round(api, ["10", "10", "K", "Q"], hall="2")["round_id"]
+    assert blackjack.bet(api, pushed, 1, "30.00").status_code == 201  # 20 cash, 10 bonus
+    blackjack.deal(api, pushed)
+    settled = blackjack.act(api, pushed, 1, "stand").json()
+    assert settled["net_split"] == {"alice": {"net_cash": "0.00", "net_bonus": "0.00"}}
+    assert api.wallet("alice")["bonus"]["wagered"] == "0.00"
+    lost = blackjack.open_round(api, ["10", "10", "7", "Q"], hall="2")["round_id"]
+    assert blackjack.bet(api, lost, 1, "30.00").status_code == 201
+    blackjack.deal(api, lost)
+    blackjack.act(api, lost, 1, "stand")  # 17 against 20
+    wallet = api.wallet("alice")
+    assert (wallet["balance"], wallet["bonus"]["balance"], wallet["bonus"]["wagered"]) == (
+        "0.00",
+        "90.00",
+        "30.00",
+    )
