@@ -23,6 +23,7 @@ from domain.tables.punto_banco import HOUSE
 from domain.unit import Unit
 from domain.wallet import (
     BANK_HELD,
+    BONUS_GRANTED,
     BONUS_HELD,
     COMMISSION_CHARGED,
     DEPOSITED,
@@ -98,6 +99,8 @@ def _read_wallet_event(
             _add(activity.stakes, pending.round_id, pending.amount_cents)
     elif topic == BONUS_HELD:  # a bet all the same; limits count cash only (rules.md 9)
         activity.plays, activity.where = True, "bet"
+    elif topic == BONUS_GRANTED:  # no bonus for an excluded player (rules.md 9)
+        activity.plays, activity.where = True, "be granted a bonus"
     elif topic == BANK_HELD and pending.round_id is None:
         activity.exposure, activity.where = True, "put up a bank"
         activity.banks = activity.banks or real

@@ -13,6 +13,7 @@ from domain.errors import (
     BonusQueueFull,
     InvalidAmount,
     InvalidBonus,
+    PlayerExcluded,
     UnknownBonus,
     UnknownPlayer,
     WageringAboveCap,
@@ -42,6 +43,7 @@ BonusId = Annotated[str, Path(max_length=64, description="as the grant answered 
         WageringAboveCap,
         BonusQueueFull,
         BalanceLimitExceeded,
+        PlayerExcluded,
     ),
 )
 async def grant_bonus(

@@ -166,6 +166,9 @@ def test_an_exclusion_forfeits_every_bonus(api: Api, alice: str) -> None:
     assert listed["active"] is None and listed["waiting"] == []
     assert [b["status"] for b in listed["past"]] == ["forfeited", "forfeited"]
     assert accounts(api)["casino:bonus"] == "0.00"
+    refused = grant(api)  # nor is a bonus granted while it runs
+    assert (refused.status_code, refused.json()["code"]) == (409, "player_excluded")
+    assert api.get("/v1/players/alice/bonuses").json()["active"] is None
 
 
 def test_the_bonus_report_counts_each_day(api: Api, alice: str) -> None:
