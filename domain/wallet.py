@@ -242,6 +242,24 @@ class Wallet(FastCopy, Aggregate):
             )
         return split
 
+    def third_party_split(self, amount_cents: int, bonus_allowed: bool) -> Split:
+        """How a third-party game's bet would take the money (rules.md 9, 10), changing
+        nothing: cash first, then the active bonus where the provider allows it
+        (`bonus_allowed`), within the bonus's maximum stake (409 `bonus_max_bet`);
+        409 `insufficient_funds` when they do not cover it. The provider's call moves
+        the cash part and the bonus part as this says (`used_cash`, `used_bonus`); the
+        surebet rule does not apply (a provider's bets carry no outcome we know)."""
+        _check_positive(amount_cents)
+        bonus = self.active_bonus if bonus_allowed else None
+        bonus_cents = 0 if bonus is None else self.bonus_available_cents
+        split = split_stake(amount_cents, self.available_cents, bonus_cents, True)
+        if split is None:
+            self._check_available(amount_cents, "bet")
+        assert split is not None
+        if bonus is not None:
+            check_max_bet(amount_cents, bonus["max_bet_cents"])
+        return split
+
     def bank_at(self, table_id: str) -> int:
         """The bank this wallet holds at a player-banked table (rules.md 2.3, 2.4)."""
         return self.holds.get(bank_key(table_id), 0)

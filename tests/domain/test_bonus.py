@@ -320,3 +320,14 @@ def test_a_snapshot_taken_before_bonuses_loads_with_none() -> None:
     Wallet.upcast_v1_v2(state)
     Wallet.upcast_v2_v3(state)
     assert state["bonuses"] == {} and state["bonus_cents"] == 0
+
+
+def test_a_third_party_bet_takes_cash_then_bonus_where_the_provider_allows_it() -> None:
+    wallet = granted(cash=3_000, max_bet_cents=6_000)
+    assert wallet.third_party_split(5_000, bonus_allowed=True) == Split(3_000, 2_000)
+    assert wallet.third_party_split(2_000, bonus_allowed=False) == Split(2_000, 0)
+    with pytest.raises(InsufficientFunds):
+        wallet.third_party_split(5_000, bonus_allowed=False)
+    with pytest.raises(BonusMaxBet):
+        wallet.third_party_split(6_001, bonus_allowed=True)
+    assert then(wallet) == []  # it only says how; the provider's call moves the money
