@@ -19,6 +19,7 @@ from domain.settings import (
     GameSettings,
     HouseBaccarat,
     P2PBaccarat,
+    ProviderSettings,
     TableGame,
     TableSettings,
     TableType,
@@ -62,6 +63,8 @@ class Settings(BaseSettings):
     idle_timeout_seconds: int = Field(default=600, ge=1, le=86_400)
     resume_window_seconds: int = Field(default=600, ge=1, le=86_400)
     decision_seconds: int = Field(default=30, ge=1, le=3_600)
+    # A provider's round with no call for this long counts as ended (rules.md 10).
+    provider_round_seconds: int = Field(default=3_600, ge=60, le=30 * 86_400)
     db_pool_size: int = Field(default=5, ge=1, le=100)
     postgres_schema: str = Field(default="public", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     log_level: Literal["debug", "info", "warning", "error"] = "info"
@@ -178,7 +181,12 @@ class Settings(BaseSettings):
             decision_seconds=self.decision_seconds,
         )
         return GameSettings(
-            house=house, p2p=p2p, blackjack=blackjack, tables=tables, test_mode=self.test_mode
+            house=house,
+            p2p=p2p,
+            blackjack=blackjack,
+            tables=tables,
+            providers=ProviderSettings(round_seconds=self.provider_round_seconds),
+            test_mode=self.test_mode,
         )
 
     def _banked(self, game: str, decks: int) -> TableGame:

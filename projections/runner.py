@@ -22,6 +22,7 @@ from projections import (
     ledger,
     open_rounds,
     pending_choices,
+    provider_transactions,
     revenue,
     round_index,
     round_trail,
@@ -40,7 +41,8 @@ from projections.failure import ProjectionFailed
 # @7: revenue and return to player per day (projections/revenue.py).
 # @8: significant events, and the exclusions still running (rules.md 7).
 # @9: the round trail holds where each event is in the log, not a copy of it.
-NAME = "read_models@9"
+# @10: providers' rounds and calls (rules.md 10), in the round index, trail and revenue.
+NAME = "read_models@10"
 BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (
@@ -66,6 +68,7 @@ READ_MODELS = (
     significant_events,
     exclusions,
     revenue,
+    provider_transactions,
 )
 # The tables a rebuild empties, each with its primary key.
 TABLES: dict[str, tuple[str, ...]] = {
@@ -281,6 +284,7 @@ class Projector:
             significant_events.SignificantEvents(),
             exclusions.Exclusions(),
             revenue.Revenue(),
+            provider_transactions.ProviderTransactions(),
         ]
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:
