@@ -148,6 +148,7 @@ class GameSession(FastCopy, Aggregate):
         mode: str
         at: str
         lifetime_seconds: int
+        theoretical_rtp: str | None  # the provider's declared figure when it opened
 
     @classmethod
     def open(
@@ -159,6 +160,7 @@ class GameSession(FastCopy, Aggregate):
         mode: str,
         at: str,
         lifetime_seconds: int,
+        theoretical_rtp: str | None,
     ) -> GameSession:
         """A new session, named by its token, which is not stored (only the id made
         from it is)."""
@@ -171,6 +173,7 @@ class GameSession(FastCopy, Aggregate):
             mode=mode,
             at=at,
             lifetime_seconds=lifetime_seconds,
+            theoretical_rtp=theoretical_rtp,
         )
 
     @event(Created)
@@ -182,6 +185,7 @@ class GameSession(FastCopy, Aggregate):
         mode: str,
         at: str,
         lifetime_seconds: int,
+        theoretical_rtp: str | None,
     ) -> None:
         self.provider_id = provider_id
         self.player_id = player_id
@@ -189,6 +193,7 @@ class GameSession(FastCopy, Aggregate):
         self.mode = mode
         self.last_call_at = at
         self.lifetime_seconds = lifetime_seconds
+        self.theoretical_rtp = theoretical_rtp
 
     @property
     def expires_at(self) -> datetime.datetime:

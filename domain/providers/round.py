@@ -65,16 +65,30 @@ class ProviderRound(FastCopy, Aggregate):
         game_id: str
         mode: str
         at: str
+        theoretical_rtp: str | None  # the provider's declared figure (the RTP report's)
 
     @staticmethod
     def create_id(
-        provider_id: str, player_id: str, round_ref: str, game_id: str, mode: str, at: str
+        provider_id: str,
+        player_id: str,
+        round_ref: str,
+        game_id: str,
+        mode: str,
+        at: str,
+        theoretical_rtp: str | None,
     ) -> UUID:
         return round_uuid(provider_id, player_id, round_ref)
 
     @event(Created)
     def __init__(
-        self, provider_id: str, player_id: str, round_ref: str, game_id: str, mode: str, at: str
+        self,
+        provider_id: str,
+        player_id: str,
+        round_ref: str,
+        game_id: str,
+        mode: str,
+        at: str,
+        theoretical_rtp: str | None,
     ) -> None:
         self.provider_id = provider_id
         self.player_id = player_id

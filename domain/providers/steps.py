@@ -93,11 +93,10 @@ def open_session(
     game_id: str,
     mode: str,
 ) -> OpenedSession:
-    load_provider(unit, provider_id)
+    provider = load_provider(unit, provider_id)
     load_wallet(unit, player_id, check_mode(mode))  # 404 unknown_player
-    session = GameSession.open(
-        token, provider_id, player_id, game_id, mode, now.isoformat(), settings.session_seconds
-    )
+    at, lifetime, rtp = now.isoformat(), settings.session_seconds, provider.theoretical_rtp
+    session = GameSession.open(token, provider_id, player_id, game_id, mode, at, lifetime, rtp)
     unit.add(session)
     return OpenedSession(token, session)
 
@@ -213,8 +212,9 @@ def _round(
     if found is not None:
         return found
     round_ = ProviderRound(
-        session.provider_id, session.player_id, round_ref, game_id, session.mode, now.isoformat()
-    )
+        session.provider_id, session.player_id, round_ref, game_id, session.mode,
+        now.isoformat(), session.theoretical_rtp,
+    )  # fmt: skip
     unit.add(round_)
     return round_
 

@@ -35,6 +35,7 @@ from infra.http import answers_providers as a
 from infra.http.auth import REPORT
 from infra.http.bodies import cents_of
 from infra.http.contract import Refusal, answers
+from infra.http.dates import Day
 from infra.http.idempotency import Command, operator_command, service_command
 from infra.http.negotiation import csv_answer, wants_csv
 from infra.http.provider_bodies import (
@@ -151,16 +152,18 @@ async def open_game_session(
 def transactions(
     request: Request,
     provider_id: ProviderId,
-    from_: Annotated[datetime.date, Query(alias="from")],
-    to: datetime.date,
+    from_: Annotated[Day | None, Query(alias="from")] = None,
+    to: Annotated[Day | None, Query()] = None,
     after: Annotated[int, Query(ge=0, le=2**62)] = 0,
     limit: Annotated[int, Query(ge=1, le=provider_transactions.PAGE_MAX)] = 500,
 ) -> Response:
-    """Every call of the provider in the period (days, UTC, both included), oldest
-    first, a page at a time: for the daily reconciliation. `Accept: text/csv` for CSV."""
+    """Every call of the provider in the period (days, UTC, both included; by default
+    from the first to today), oldest first, a page at a time: for the daily
+    reconciliation. `Accept: text/csv` for CSV."""
     app_of(request).provider(provider_id)  # 404 unknown_provider
+    first, last = from_ or datetime.date.min, to or datetime.datetime.now(datetime.UTC).date()
     with projected(request) as cursor:
-        found = provider_transactions.page(cursor, provider_id, from_, to, after, limit)
+        found = provider_transactions.page(cursor, provider_id, first, last, after, limit)
     if wants_csv(request):
         return csv_answer(provider_transactions.csv_text(found.rows))
     return FastJSONResponse(found.answer(provider_id))

@@ -30,7 +30,7 @@ HOUR = 3_600
 
 
 def round_() -> ProviderRound:
-    return given(ProviderRound("acme", "alice", "r1", "starburst", "real", NOW.isoformat()))
+    return given(ProviderRound("acme", "alice", "r1", "starburst", "real", NOW.isoformat(), "0.96"))
 
 
 def test_a_bet_is_recorded_with_its_transaction_and_time() -> None:
@@ -129,7 +129,8 @@ def test_a_round_takes_a_bounded_number_of_calls() -> None:
 
 
 def test_a_session_expires_after_its_lifetime_without_calls_and_stays_expired() -> None:
-    session = given(GameSession.open("tok", "acme", "alice", "g", "real", NOW.isoformat(), HOUR))
+    opened = GameSession.open("tok", "acme", "alice", "g", "real", NOW.isoformat(), HOUR, None)
+    session = given(opened)
     session.touch(NOW + datetime.timedelta(seconds=30))
     assert then(session) == []  # noted at most once a minute
     session.touch(NOW + datetime.timedelta(seconds=90))

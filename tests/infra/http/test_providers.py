@@ -337,3 +337,31 @@ def test_a_round_without_calls_ends_a_late_win_still_lands_and_the_index_shows_i
         "Opened", "BetTaken", "StakeTaken", "Ended", "WinPaid", "Credited"
     ]  # fmt: skip
     assert trail["status"] == "closed"
+
+
+def test_the_revenue_and_rtp_reports_count_a_providers_rounds_and_a_late_win_on_its_day(
+    provider: ProviderClient, token: str, api: Api, store: Store
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    provider.bet(token, "b2", "r1", "4.00")
+    provider.rollback(token, "x1", "b2")
+    provider.win(token, "w1", "r1", "6.00")
+    provider.end_round(token, "r1")
+    provider.bet(token, "b3", "r2", "10.00")
+    provider.win(token, "w2", "r2", "12.00")
+    provider.end_round(token, "r2")
+    provider.bet(token, "b4", "r3", "5.00")  # still open: not counted yet
+    revenue = api.get("/v1/reports/revenue?mode=real", headers=OPERATOR).json()
+    rows = [(r["game"], r["variant"], r["rounds"], r["stakes"], r["returns"], r["ggr"])
+            for r in revenue["rows"]]  # fmt: skip
+    assert rows == [("external", "acme", 2, "20.00", "18.00", "2.00")]
+    rtp = api.get("/v1/reports/rtp?game=external&variant=acme", headers=OPERATOR).json()
+    assert (rtp["rounds"], rtp["actual_rtp"], rtp["theoretical_rtp"]) == (2, "0.900000", "0.960000")
+    assert rtp["theoretical_source"] == "declared by the provider at registration"
+    # A round left without calls is counted when it ends; its late win on its own day.
+    later(store, 3_601)
+    LapsedProviderRoundWorker(store, 3_600).end_lapsed_rounds(store.app.clock())
+    provider.win(token, "w4", "r3", "1.00")
+    revenue = api.get("/v1/reports/revenue?mode=real", headers=OPERATOR).json()
+    total = revenue["totals"]["ltd"]
+    assert (total["rounds"], total["stakes"], total["returns"]) == (3, "25.00", "19.00")
