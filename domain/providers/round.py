@@ -56,6 +56,7 @@ def lapsed(last_call_at: str, now: datetime.datetime, round_seconds: int) -> boo
 
 class ProviderRound(FastCopy, Aggregate):
     TOPIC = ROUND
+    NEVER_SNAPSHOTTED = True  # a round ends; loaded from its events (infra/commands/unit.py)
 
     class Created(Aggregate.Created):
         TOPIC = OPENED
@@ -214,6 +215,7 @@ class ProviderBet(FastCopy, Aggregate):
     (`round_id` None) the tombstone of a rollback that came first."""
 
     TOPIC = BET
+    NEVER_SNAPSHOTTED = True  # two events at most
 
     class Created(Aggregate.Created):
         TOPIC = BET_RECORDED

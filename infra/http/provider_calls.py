@@ -11,6 +11,7 @@ the money it moves (infra/commands/).
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 
 from fastapi import Header, Path, Request
@@ -24,7 +25,10 @@ from infra.http.problems import Problem
 from infra.http.reading import app_of
 from infra.http.strict_json import RAW_BODY, raise_body_problem
 
-OPENED_KEPT_MAX = 1_000  # providers' opened secrets kept, by their sealed text
+OPENED_KEPT_MAX = 1_000  # providers' opened secrets kept, by provider
+# How long a provider's secrets, once read, sign its calls without a look at the store:
+# a rotation is seen by every server within this (a read and a thread hop a call, else).
+SECRETS_KEPT_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,12 @@ async def signed_call(
     body = request.scope.get("state", {}).get(RAW_BODY)
     if body is None:
         body = await request.body()
-    secrets = await run_in_threadpool(_secrets_of, request, provider_id)
+    kept: dict[str, tuple[float, list[str]]] = request.app.state.provider_secrets
+    found = kept.get(provider_id)
+    if found is not None and time.monotonic() - found[0] < SECRETS_KEPT_SECONDS:
+        secrets = found[1]
+    else:
+        secrets = await run_in_threadpool(_secrets_of, request, provider_id)
     if not signed_by_one_of(secrets, body, signature):
         raise Problem(
             401,
@@ -74,20 +83,18 @@ async def signed_call(
 
 
 def _secrets_of(request: Request, provider_id: str) -> list[str]:
-    """The provider's secrets, opened with the service's secret box; none for a
-    provider that is not registered."""
+    """The provider's secrets as the store has them now, opened with the service's
+    secret box, and kept (none for a provider that is not registered)."""
     try:
         provider = app_of(request).provider(provider_id)
     except DomainError:
         return []
     state = request.app.state
-    opened: dict[str, list[str]] = state.provider_secrets  # set by create_app
-    found = opened.get(provider.sealed_secrets)
-    if found is None:
-        box = state.store.commands.box
-        clear = box.open(provider.sealed_secrets, secrets_context(provider_id))
-        found = [str(secret) for secret in json.loads(clear)]
-        if len(opened) >= OPENED_KEPT_MAX:
-            opened.clear()
-        opened[provider.sealed_secrets] = found
+    box = state.store.commands.box
+    clear = box.open(provider.sealed_secrets, secrets_context(provider_id))
+    found = [str(secret) for secret in json.loads(clear)]
+    kept: dict[str, tuple[float, list[str]]] = state.provider_secrets  # set by create_app
+    if len(kept) >= OPENED_KEPT_MAX:
+        kept.clear()
+    kept[provider_id] = (time.monotonic(), found)
     return found

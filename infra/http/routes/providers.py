@@ -119,6 +119,8 @@ async def rotate_secrets(
     outcome = await command.run(
         app_of(request).rotate_provider_secrets, provider_view, provider_id, body.secrets
     )
+    # This server signs with the new secrets at once; others within SECRETS_KEPT_SECONDS.
+    request.app.state.provider_secrets.pop(provider_id, None)
     return command.respond(outcome, 200)
 
 
