@@ -139,6 +139,9 @@ def load_provider(unit: Unit, provider_id: str) -> Provider:
 
 class GameSession(FastCopy, Aggregate):
     TOPIC = "casino:GameSession"
+    # Its only later event lengthens its life: a command that found it live decided
+    # right even on an older copy (infra/commands/seam.py reads it so).
+    WIDENS_ONLY = True
 
     class Created(Aggregate.Created):
         TOPIC = "casino:GameSession.Opened"
