@@ -41,7 +41,8 @@ from projections.failure import ProjectionFailed
 # @7: revenue and return to player per day (projections/revenue.py).
 # @8: significant events, and the exclusions still running (rules.md 7).
 # @9: the round trail holds where each event is in the log, not a copy of it.
-# @10: providers' rounds and calls (rules.md 10), in the round index, trail and revenue.
+# @10: providers' rounds and calls (rules.md 10), in the round index, trail, revenue
+# and game history.
 NAME = "read_models@10"
 BATCH_SIZE = 1000
 SCHEMA = """

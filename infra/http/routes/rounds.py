@@ -26,7 +26,7 @@ from infra.http.contract import answers
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of, min_position, projected
 from infra.http.responses import FastJSONResponse
-from infra.http.views.providers import provider_audit_view
+from infra.http.views.providers import external_round_view, provider_audit_view
 from infra.http.views.rounds import audit_view, dealt_view, round_view
 from infra.store.schema import log_table
 from projections import round_trail
@@ -236,8 +236,12 @@ async def banco(
     "/v1/rounds/{round_id}", dependencies=[Depends(READ)], **answers(200, Round, e.UnknownRound)
 )
 def get_round(round_id: RoundId, request: Request) -> FastJSONResponse:
-    """The round, card by card (no secret while it is not over)."""
-    return FastJSONResponse(round_view(app_of(request).round(round_id)))
+    """The round, card by card (no secret while it is not over); a provider's, its calls."""
+    app = app_of(request)
+    external = app.provider_round(round_id)  # a provider's round (rules.md 10), or None
+    if external is not None:
+        return FastJSONResponse(external_round_view(external))
+    return FastJSONResponse(round_view(app.round(round_id)))
 
 
 @router.get(

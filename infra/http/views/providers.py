@@ -6,7 +6,7 @@ from typing import Any
 
 from domain.money import format_cents
 from domain.providers.provider import Provider
-from domain.providers.round import ProviderRound
+from domain.providers.round import GAME, ProviderRound
 from domain.providers.steps import OpenedSession, WalletCall
 from domain.wallet import Wallet
 
@@ -68,3 +68,29 @@ def provider_audit_view(round_: ProviderRound, trail: list[dict[str, Any]]) -> d
             for event in trail
         ],
     }  # fmt: skip
+
+
+def external_round_view(round_: ProviderRound) -> dict[str, Any]:
+    """A provider's round as GET /v1/rounds/{round_id} shows it."""
+
+    def calls(found: dict[str, int]) -> list[dict[str, str]]:
+        return [{"transaction_id": t, "amount": format_cents(c)} for t, c in found.items()]
+
+    return {
+        "round_id": round_.round_id,
+        "game": GAME,
+        "variant": round_.provider_id,
+        "provider_round_id": round_.round_ref,
+        "game_id": round_.game_id,
+        "status": round_.status,
+        "ended_by": round_.ended_by,
+        "mode": round_.mode,
+        "player_id": round_.player_id,
+        "bets": calls(round_.bets),
+        "rolled_back": calls(round_.rolled_back),
+        "wins": list(round_.wins),
+        "staked": format_cents(round_.staked_cents),
+        "won": format_cents(round_.won_cents),
+        "net": format_cents(round_.won_cents - round_.staked_cents),
+        "last_call_at": round_.last_call_at,
+    }

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from infra.audit.verify import verify
 from infra.store.store import Store
 from infra.workers import LapsedProviderRoundWorker
 from tests.conftest import AUDITOR, OPERATOR, SERVICE, Api
@@ -337,6 +338,13 @@ def test_a_round_without_calls_ends_a_late_win_still_lands_and_the_index_shows_i
         "Opened", "BetTaken", "StakeTaken", "Ended", "WinPaid", "Credited"
     ]  # fmt: skip
     assert trail["status"] == "closed"
+    shown = api.get(f"/v1/rounds/{index[0]['round_id']}").json()
+    assert (shown["game"], shown["provider_round_id"], shown["ended_by"]) == (
+        "external",
+        "r1",
+        "inactive",
+    )
+    assert (shown["staked"], shown["won"], shown["net"]) == ("10.00", "7.00", "-3.00")
 
 
 def test_the_revenue_and_rtp_reports_count_a_providers_rounds_and_a_late_win_on_its_day(
@@ -365,3 +373,24 @@ def test_the_revenue_and_rtp_reports_count_a_providers_rounds_and_a_late_win_on_
     revenue = api.get("/v1/reports/revenue?mode=real", headers=OPERATOR).json()
     total = revenue["totals"]["ltd"]
     assert (total["rounds"], total["stakes"], total["returns"]) == (3, "25.00", "19.00")
+    assert verify(store, None, lambda _: None).problems == []
+
+
+def test_a_providers_round_is_in_the_players_game_history_once_it_ends(
+    provider: ProviderClient, token: str, api: Api, store: Store
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    provider.win(token, "w1", "r1", "4.00")
+    provider.bet(token, "b2", "r2", "5.00")  # not over: not in the history yet
+    provider.end_round(token, "r1")
+    history = api.get("/v1/players/alice/history").json()["rounds"]
+    assert [(h["net"], h["balance_before"], h["balance_after"], h["round"]["game"])
+            for h in history] == [("-6.00", "100.00", "94.00", "external")]  # fmt: skip
+    later(store, 3_601)  # r2 lapses, and a win lands after its end
+    LapsedProviderRoundWorker(store, 3_600).end_lapsed_rounds(store.app.clock())
+    provider.win(token, "w2", "r2", "8.00")
+    history = api.get("/v1/players/alice/history").json()["rounds"]
+    assert [(h["net"], h["balance_after"]) for h in history] == [
+        ("3.00", "97.00"),
+        ("-6.00", "94.00"),
+    ]
