@@ -15,6 +15,7 @@ from uuid import UUID
 
 from domain.errors import (
     DuplicateTransaction,
+    InvalidToken,
     NoBetInRound,
     ProviderExists,
     TransactionRolledBack,
@@ -172,6 +173,8 @@ def rollback(
             provider_id, bet_transaction_id, session.player_id, None, 0, transaction_id
         )
         unit.add(tombstone)
+    elif bet_.player_id != session.player_id:
+        raise InvalidToken(f"bet {bet_transaction_id} is not this session's player's")
     elif bet_.rolled_back_by is None:
         assert bet_.round_id is not None
         round_ = unit.get(ProviderRound, _uuid_of(bet_.round_id), _missing_round)

@@ -112,6 +112,17 @@ def test_a_rollback_gives_back_exactly_what_its_bet_took(
     assert api.trial_balance()["total"] == "0.00"
 
 
+def test_a_rollback_names_a_bet_of_its_sessions_player_only(
+    provider: ProviderClient, token: str, api: Api, client: TestClient
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    api.player("bob", real="10.00")
+    bobs = open_session(client, "bob")
+    answer = provider.rollback(bobs, "x1", "b1")
+    assert (answer.status_code, answer.json()["code"]) == (401, "invalid_token")
+    assert (cash(api), cash(api, "bob")) == ("90.00", "10.00")
+
+
 def test_a_rollback_before_its_bet_leaves_a_tombstone_and_the_late_bet_is_refused(
     provider: ProviderClient, token: str, api: Api
 ) -> None:
