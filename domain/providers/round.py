@@ -40,8 +40,10 @@ BY_PROVIDER, INACTIVE = "provider", "inactive"  # why a round ended
 TRANSACTIONS_PER_ROUND_MAX = 1_000
 
 
-def round_uuid(provider_id: str, player_id: str, round_ref: str) -> UUID:
-    return named_uuid(f"provider-round/{provider_id}/{player_id}/{round_ref}")
+def round_uuid(provider_id: str, player_id: str, mode: str, round_ref: str) -> UUID:
+    """A player's round of a provider's, in one mode: real and play money never share
+    a round, whatever id the provider gives them."""
+    return named_uuid(f"provider-round/{provider_id}/{player_id}/{mode}/{round_ref}")
 
 
 def bet_uuid(provider_id: str, transaction_id: str) -> UUID:
@@ -78,7 +80,7 @@ class ProviderRound(FastCopy, Aggregate):
         at: str,
         theoretical_rtp: str | None,
     ) -> UUID:
-        return round_uuid(provider_id, player_id, round_ref)
+        return round_uuid(provider_id, player_id, mode, round_ref)
 
     @event(Created)
     def __init__(

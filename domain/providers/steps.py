@@ -144,7 +144,8 @@ def win(
 ) -> WalletCall:
     """Credit a win; an expired session is accepted (a provider retries a win)."""
     session = load_session(unit, provider_id, token)
-    round_ = unit.find(ProviderRound, round_uuid(provider_id, session.player_id, round_ref))
+    key = round_uuid(provider_id, session.player_id, session.mode, round_ref)
+    round_ = unit.find(ProviderRound, key)
     if round_ is None:
         raise NoBetInRound(f"the player placed no bet in round {round_ref}")
     round_.pay_win(transaction_id, amount_cents, bet_transaction_id, now)
@@ -211,7 +212,8 @@ def _round(
     unit: Unit, session: GameSession, round_ref: str, game_id: str, now: datetime.datetime
 ) -> ProviderRound:
     """The player's round of that provider's id, opened at its first call."""
-    found = unit.find(ProviderRound, round_uuid(session.provider_id, session.player_id, round_ref))
+    key = round_uuid(session.provider_id, session.player_id, session.mode, round_ref)
+    found = unit.find(ProviderRound, key)
     if found is not None:
         return found
     round_ = ProviderRound(

@@ -405,3 +405,19 @@ def test_a_providers_round_is_in_the_players_game_history_once_it_ends(
         ("3.00", "97.00"),
         ("-6.00", "94.00"),
     ]
+
+
+def test_real_and_play_money_never_share_a_providers_round(
+    provider: ProviderClient, token: str, api: Api, client: TestClient
+) -> None:
+    api.deposit("alice", "50.00", mode="play")
+    body = {"provider_id": "acme", "game_id": "starburst", "mode": "play"}
+    headers = {**SERVICE, "Idempotency-Key": uuid.uuid4().hex}
+    play = client.post("/v1/players/alice/game-sessions", json=body, headers=headers).json()
+    provider.bet(token, "b1", "r1", "10.00")
+    provider.bet(play["token"], "b2", "r1", "5.00")
+    provider.end_round(play["token"], "r1")
+    win = provider.win(token, "w1", "r1", "20.00")  # the real round is still open
+    assert (win.status_code, win.json()["cash"]) == (200, "110.00")
+    assert (cash(api), api.wallet("alice", "play")["balance"]) == ("110.00", "45.00")
+    assert api.trial_balance("play")["total"] == api.trial_balance()["total"] == "0.00"
