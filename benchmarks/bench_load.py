@@ -45,6 +45,7 @@ import httpx
 import psycopg
 
 from benchmarks.bench_rounds import POSTGRES_URL, drop_schemas
+from domain.providers.signing import signature_of
 from infra.logs import configure_logging
 from infra.secrets import AesGcmBox, new_key, parse_key
 from infra.store.seal import new_private_key, private_key_text
@@ -84,10 +85,15 @@ class Connection:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         return cls(reader, writer)
 
-    async def call(self, method: str, path: str, body: object = None) -> tuple[int, bytes]:
+    async def call(
+        self, method: str, path: str, body: object = None, secret: str | None = None
+    ) -> tuple[int, bytes]:
+        """The call and its answer; with `secret`, a provider's call: signed, no key."""
         payload = b"" if body is None else json.dumps(body).encode()
         head = f"{method} {path} HTTP/1.1\r\nHost: bench\r\n{HEADERS}"
-        if method == "POST":
+        if secret is not None:
+            head += f"X-Casino-Signature: {signature_of(secret, payload)}\r\n"
+        elif method == "POST":
             head += f"Idempotency-Key: {uuid.uuid4().hex}\r\n"
         if payload:
             head += "Content-Type: application/json\r\n"
@@ -100,8 +106,10 @@ class Connection:
                 length = int(line[15:])
         return status, await self.reader.readexactly(length)
 
-    async def ok(self, method: str, path: str, body: object = None) -> dict[str, object]:
-        status, payload = await self.call(method, path, body)
+    async def ok(
+        self, method: str, path: str, body: object = None, secret: str | None = None
+    ) -> dict[str, object]:
+        status, payload = await self.call(method, path, body, secret)
         if status not in (200, 201):
             raise RuntimeError(f"{method} {path}: {status} {payload[:300]!r}")
         answer: dict[str, object] = json.loads(payload)

@@ -13,6 +13,7 @@ from benchmarks import (
     bench_group_commit,
     bench_load,
     bench_projections,
+    bench_providers,
     bench_rounds,
     bench_seals,
     bench_tables,
@@ -69,6 +70,11 @@ def main() -> None:
         " witness) beside pgbench; the wallet check in process, on and off (off: bench-only,"
         " not a configuration) (BENCH_CASH_OUTS=0 skips)",
         bench_cash_outs.run(),
+    )
+    section(
+        "third-party games: a provider's bet and win over HTTP at 16 clients beside our own"
+        " deposits and pgbench (BENCH_PROVIDERS=0 skips)",
+        bench_providers.run(),
     )
     print(f"\nall benchmarks took {time.perf_counter() - started:.1f} s")
 

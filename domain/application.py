@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable
+from secrets import token_urlsafe
 from typing import Any, ClassVar, assert_never
 
 from eventsourcing.utils import EnvType
@@ -34,6 +35,9 @@ from domain.ids import MODES, check_player_id, new_id, player_uuid
 from domain.player import Player, load_player
 from domain.protection import Protection
 from domain.protection_guard import guard
+from domain.providers import steps as providers
+from domain.providers.provider import GameSession, Provider, load_provider, load_session
+from domain.providers.round import ProviderRound, find_provider_round
 from domain.queries import CasinoQueries, Clock
 from domain.rounds import check_certification
 from domain.seal_keys import SealKeys, seal_keys_uuid
@@ -62,6 +66,8 @@ class CasinoApplication(CasinoQueries):
         LastBets: 100,
         # Gains an event with every real-money save of a player who set a limit.
         Protection: 200,
+        # A session gains an event at most once a minute of play.
+        GameSession: 100,
     }
     # Asked before money leaves a wallet, given the wallet with the withdrawal applied
     # and not yet saved: refuses (raises) one whose stored events the seals do not
@@ -449,3 +455,103 @@ class CasinoApplication(CasinoQueries):
         """The player is back: a dealer keeps their table, a seated player their seat,
         interrupted blackjack rounds resume."""
         return presence.come_back(unit, player_id, self.clock())
+
+    # Third-party games (rules.md 10).
+
+    @command
+    def register_provider(
+        self,
+        unit: Unit,
+        provider_id: str,
+        name: str,
+        secrets: list[str],
+        bonus_allowed: bool,
+        theoretical_rtp: str | None = None,
+    ) -> Provider:
+        """Register a game provider; its secrets are stored sealed, never shown again."""
+        return providers.register(unit, provider_id, name, secrets, bonus_allowed, theoretical_rtp)
+
+    @command
+    def rotate_provider_secrets(self, unit: Unit, provider_id: str, secrets: list[str]) -> Provider:
+        """The provider's secrets from now on (two at once while it moves to the next)."""
+        return providers.rotate(unit, provider_id, secrets)
+
+    @command
+    def open_game_session(
+        self, unit: Unit, player_id: str, provider_id: str, game_id: str, mode: str
+    ) -> providers.OpenedSession:
+        """A player's session with a provider's game: its token goes to the provider."""
+        token = token_urlsafe(32)  # drawn here, never in an event body
+        settings, now = self.games.providers, self.clock()
+        return providers.open_session(
+            unit, settings, now, token, player_id, provider_id, game_id, mode
+        )
+
+    @command
+    def provider_bet(
+        self,
+        unit: Unit,
+        provider_id: str,
+        token: str,
+        transaction_id: str,
+        round_ref: str,
+        game_id: str,
+        amount_cents: int,
+    ) -> providers.WalletCall:
+        settings, now = self.games.providers, self.clock()
+        return providers.bet(
+            unit, settings, now, provider_id, token, transaction_id, round_ref, game_id,
+            amount_cents,
+        )  # fmt: skip
+
+    @command
+    def provider_win(
+        self,
+        unit: Unit,
+        provider_id: str,
+        token: str,
+        transaction_id: str,
+        round_ref: str,
+        amount_cents: int,
+        bet_transaction_id: str | None = None,
+    ) -> providers.WalletCall:
+        now = self.clock()
+        return providers.win(
+            unit, now, provider_id, token, transaction_id, round_ref, amount_cents,
+            bet_transaction_id,
+        )  # fmt: skip
+
+    @command
+    def provider_rollback(
+        self, unit: Unit, provider_id: str, token: str, transaction_id: str, bet_transaction_id: str
+    ) -> providers.WalletCall:
+        settings, now = self.games.providers, self.clock()
+        return providers.rollback(
+            unit, settings, now, provider_id, token, transaction_id, bet_transaction_id
+        )
+
+    @command
+    def provider_end_round(
+        self, unit: Unit, provider_id: str, token: str, round_ref: str
+    ) -> ProviderRound:
+        return providers.end_round(unit, self.clock(), provider_id, token, round_ref)
+
+    @command
+    def lapse_provider_round(self, unit: Unit, round_id: str, now: datetime.datetime) -> bool:
+        """The worker's: a provider's round with no call for CASINO_PROVIDER_ROUND_SECONDS
+        ends (rules.md 10); says whether it did."""
+        return providers.lapse(unit, self.games.providers, now, round_id)
+
+    def provider(self, provider_id: str) -> Provider:
+        return load_provider(self.reading(), provider_id)
+
+    def provider_round(self, round_id: str) -> ProviderRound | None:
+        """A provider's round by our id of it (the round index's), or None."""
+        return find_provider_round(self.reading(), round_id)
+
+    def provider_wallet(self, provider_id: str, token: str) -> Wallet:
+        """The wallet of a provider's live game session (the balance call: a read)."""
+        reading = self.reading()
+        session = load_session(reading, provider_id, token)
+        session.check_live(self.clock())
+        return load_wallet(reading, session.player_id, session.mode)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 class DomainError(Exception):
     code: ClassVar[str] = "domain_error"
-    kind: ClassVar[str] = "invalid"  # invalid | not_found | conflict | forbidden
+    kind: ClassVar[str] = "invalid"  # invalid | not_found | conflict | forbidden | ...
 
     def __init__(self, detail: str, **facts: Any) -> None:
         super().__init__(detail)
@@ -402,4 +402,69 @@ class BonusSurebet(DomainError):
     half the bonus; the facts name the limit and the bonus staked."""
 
     code = "bonus_surebet"
+
+
+# Third-party games (rules.md 10).
+
+
+class UnknownProvider(DomainError):
+    code = "unknown_provider"
+    kind = "not_found"
+
+
+class ProviderExists(DomainError):
+    code = "provider_exists"
+    kind = "conflict"
+
+
+class InvalidProvider(DomainError):
+    """A provider's registration or secrets out of their bounds."""
+
+    code = "invalid_provider"
+
+
+class InvalidToken(DomainError):
+    """No game session of this provider has that token."""
+
+    code = "invalid_token"
+    kind = "unauthenticated"
+
+
+class TokenExpired(DomainError):
+    """The game session saw no call for its lifetime: a bet needs a live one."""
+
+    code = "token_expired"
+    kind = "unauthenticated"
+
+
+class DuplicateTransaction(DomainError):
+    """The provider's transaction id was used already, with another request."""
+
+    code = "duplicate_transaction"
+    kind = "conflict"
+
+
+class TransactionRolledBack(DomainError):
+    """A bet whose rollback arrived first: its tombstone refuses it."""
+
+    code = "transaction_rolled_back"
+    kind = "conflict"
+
+
+class RoundClosed(DomainError):
+    code = "round_closed"
+    kind = "conflict"
+
+
+class NoBetInRound(DomainError):
+    """A win for a round in which the player placed no bet (api.md: 409 unknown_round)."""
+
+    code = "unknown_round"
+    kind = "conflict"
+
+
+class RoundTransactionsExceeded(DomainError):
+    """A provider's round takes at most TRANSACTIONS_PER_ROUND_MAX calls (rules.md 6)."""
+
+    code = "round_transactions_exceeded"
     kind = "conflict"

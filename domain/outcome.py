@@ -18,6 +18,9 @@ class Receipt(Generic[T]):
     key: str
     fingerprint: str
     render: Callable[[T], dict[str, Any]]
+    # The refusal of the key used again for another request: None, the Idempotency-Key's
+    # (422 idempotency_key_reused); a provider's transaction id has its own (rules.md 10).
+    reused: Callable[[], Exception] | None = None
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,12 @@ from domain.wallet import (
     BONUS_GRANTED,
     BONUS_HELD,
     COMMISSION_CHARGED,
+    CREDITED,
     DEPOSITED,
     FUNDS_HELD,
     HOLD_RELEASED,
     ROUND_SETTLED,
+    STAKE_TAKEN,
     Wallet,
     topic_of,
 )
@@ -101,6 +103,13 @@ def _read_wallet_event(
         activity.plays, activity.where = True, "bet"
     elif topic == BONUS_GRANTED:  # no bonus for an excluded player (rules.md 9)
         activity.plays, activity.where = True, "be granted a bonus"
+    elif topic == STAKE_TAKEN:
+        # A third-party game's stake is taken at once (rules.md 10): a bet, and lost
+        # the moment it is made, so it is exposure and loss at once (never both).
+        activity.plays, activity.where = True, "bet"
+        if real:
+            _add(activity.stakes, pending.round_id, pending.amount_cents)
+            _add(activity.settled, pending.round_id, pending.amount_cents)
     elif topic == BANK_HELD and pending.round_id is None:
         activity.exposure, activity.where = True, "put up a bank"
         activity.banks = activity.banks or real
@@ -112,6 +121,8 @@ def _read_wallet_event(
         _add(activity.settled, pending.round_id, -pending.net_cents)
     elif topic == COMMISSION_CHARGED:
         _add(activity.settled, pending.round_id, pending.commission_cents)
+    elif topic == CREDITED:  # a win, or a stake given back: never refused
+        _add(activity.settled, pending.round_id, -pending.amount_cents)
 
 
 def _read_deal(activity: Activity, pending: Any, dealt: set[str]) -> None:

@@ -18,6 +18,9 @@ from domain.baccarat.odds import exact_odds
 from domain.baccarat.rules import BANKER, PLAYER, TIE
 
 BACCARAT, BLACKJACK = "baccarat", "blackjack"
+# A provider's rounds (rules.md 10): the variant is the provider, the spot the return it
+# declared when the round opened ("0.965"), or UNDECLARED.
+EXTERNAL, UNDECLARED = "external", "undeclared"
 # Baccarat's variants whose spots play as punto banco's: the player, banker and tie bets.
 PUNTO_BANCO_SPOTS = ("house", "p2p", "punto_banco")
 CHEMIN_DE_FER, PUNTO = "chemin_de_fer", "punto"
@@ -33,6 +36,7 @@ BLACKJACK_RTP_STANDARD_ERROR = Fraction("0.000715")
 SOURCES = {
     BACCARAT: "exact: full enumeration of the shoe (domain/baccarat/odds.py)",
     BLACKJACK: "simulation: basic strategy, 2,000,000 rounds (benchmarks/bench_blackjack_sim.py)",
+    EXTERNAL: "declared by the provider at registration",
 }
 Z_95 = Decimal("1.959964")  # the standard normal's 97.5% quantile
 DIGITS = Decimal("0.000001")  # figures to six places: a ten-thousandth of a per cent
@@ -55,6 +59,8 @@ def spot_rtp(rules: Rules, spot: str) -> Fraction | None:
     than two decks)."""
     if rules.game == BLACKJACK:
         return BLACKJACK_RTP if rules.decks == BLACKJACK_DECKS else None
+    if rules.game == EXTERNAL:
+        return None if spot == UNDECLARED else Fraction(spot)
     if rules.variant in PUNTO_BANCO_SPOTS and spot in (PLAYER, BANKER, TIE):
         odds = exact_odds(rules.decks, rules.tie_pays)
         edges = {PLAYER: odds.house_edge_player, BANKER: odds.house_edge_banker}

@@ -120,10 +120,20 @@ class TableSettings:
 
 
 @dataclass(frozen=True)
+class ProviderSettings:
+    """Third-party games (rules.md 10): how long a game session lives without a call,
+    and how long a provider's round may go without one before it counts as ended."""
+
+    session_seconds: int = 86_400
+    round_seconds: int = 3_600  # CASINO_PROVIDER_ROUND_SECONDS
+
+
+@dataclass(frozen=True)
 class GameSettings:
     house: HouseBaccarat = field(default_factory=HouseBaccarat)
     p2p: P2PBaccarat = field(default_factory=P2PBaccarat)
     blackjack: BlackjackSettings = field(default_factory=BlackjackSettings)
     tables: TableSettings = field(default_factory=TableSettings)
+    providers: ProviderSettings = field(default_factory=ProviderSettings)
     test_mode: bool = False  # certification mode: a round's first cards may be chosen
     bonus_wagering_max: int = 10  # the highest wagering multiple of a bonus (rules.md 9)

@@ -76,6 +76,8 @@ BONUS_SETTLED = "casino:Wallet.BonusSettled"
 BONUS_CONVERTED = "casino:Wallet.BonusConverted"
 BONUS_FORFEITED = "casino:Wallet.BonusForfeited"
 BONUS_EXPIRED = "casino:Wallet.BonusExpired"
+STAKE_TAKEN = "casino:Wallet.StakeTaken"  # a third-party game's bet (rules.md 10)
+CREDITED = "casino:Wallet.Credited"  # a third-party game's win, or a bet rolled back
 POINTS_CHANGE_MAX = 1_000_000_000  # One operator adjustment, either way.
 REASON_LENGTH_MAX = 500
 # A wallet's balance never passes this (rules.md 6), even if every stake it holds won.
@@ -394,6 +396,37 @@ class Wallet(FastCopy, Aggregate):
             round_id, commission_cents, postings, self.balance_cents - commission_cents
         )
 
+    def take_stake(
+        self, round_id: str, transaction_id: str, amount_cents: int, house_account: str
+    ) -> int:
+        """A third-party game's stake, taken at once, nothing held (rules.md 10): the one
+        way a provider's bet takes money. Cash only for now; bonus money (rules.md 9)
+        is to take what cash lacks, where the provider allows it. Returns the cash taken."""
+        _check_positive(amount_cents)
+        if amount_cents > self.available_cents:
+            raise InsufficientFunds(
+                f"cannot bet {format_cents(amount_cents)}: "
+                f"only {format_cents(self.available_cents)} available",
+                available=format_cents(self.available_cents),
+                shortfall=format_cents(amount_cents - self.available_cents),
+                balance=format_cents(self.balance_cents),
+            )
+        postings = [[self.account, -amount_cents], [house_account, amount_cents]]
+        balance_after = self.balance_cents - amount_cents
+        self._stake_taken(round_id, transaction_id, amount_cents, postings, balance_after)
+        return amount_cents
+
+    def credit(
+        self, round_id: str, transaction_id: str, kind: str, amount_cents: int, house_account: str
+    ) -> None:
+        """A third-party game's win (`kind` "win", may be zero), or what a rolled-back bet
+        took given back ("rollback"): never refused but for the balance's ceiling."""
+        assert kind in ("win", "rollback") and amount_cents >= 0, (kind, amount_cents)
+        _raise(self.ceiling_problem(deposit_cents=amount_cents))
+        postings = [[self.account, amount_cents], [house_account, -amount_cents]]
+        balance_after = self.balance_cents + amount_cents
+        self._credited(round_id, transaction_id, kind, amount_cents, postings, balance_after)
+
     def adjust_points(self, change: int, reason: str) -> None:
         """An operator's adjustment: a non-zero whole number of points, with a reason."""
         check_points_change(change, reason)
@@ -469,6 +502,29 @@ class Wallet(FastCopy, Aggregate):
         if self.last_round is not None and self.last_round["round_id"] == round_id:
             self.last_round["net_cents"] -= commission_cents
             self.last_round["commission_cents"] += commission_cents
+
+    @event("StakeTaken", topic=STAKE_TAKEN)
+    def _stake_taken(
+        self,
+        round_id: str,
+        transaction_id: str,
+        amount_cents: int,
+        postings: Postings,
+        balance_after_cents: int,
+    ) -> None:
+        self._post(postings, balance_after_cents)
+
+    @event("Credited", topic=CREDITED)
+    def _credited(
+        self,
+        round_id: str,
+        transaction_id: str,
+        kind: str,
+        amount_cents: int,
+        postings: Postings,
+        balance_after_cents: int,
+    ) -> None:
+        self._post(postings, balance_after_cents)
 
     @event("Protected", topic=PROTECTED)
     def _protected(self) -> None:

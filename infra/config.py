@@ -20,6 +20,7 @@ from domain.settings import (
     GameSettings,
     HouseBaccarat,
     P2PBaccarat,
+    ProviderSettings,
     TableGame,
     TableSettings,
     TableType,
@@ -63,6 +64,8 @@ class Settings(BaseSettings):
     idle_timeout_seconds: int = Field(default=600, ge=1, le=86_400)
     resume_window_seconds: int = Field(default=600, ge=1, le=86_400)
     decision_seconds: int = Field(default=30, ge=1, le=3_600)
+    # A provider's round with no call for this long counts as ended (rules.md 10).
+    provider_round_seconds: int = Field(default=3_600, ge=60, le=30 * 86_400)
     db_pool_size: int = Field(default=5, ge=1, le=100)
     postgres_schema: str = Field(default="public", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     log_level: Literal["debug", "info", "warning", "error"] = "info"
@@ -187,6 +190,7 @@ class Settings(BaseSettings):
             tables=tables,
             test_mode=self.test_mode,
             bonus_wagering_max=self.bonus_wagering_max,
+            providers=ProviderSettings(round_seconds=self.provider_round_seconds),
         )
 
     def _banked(self, game: str, decks: int) -> TableGame:

@@ -18,7 +18,14 @@ from infra.store.follower import new_event_signal
 from infra.store.head_check import head_problem
 from infra.store.seal import LogTampered
 from infra.store.store import Store
-from projections import bonuses, exclusions, interrupted_rounds, open_rounds, pending_choices
+from projections import (
+    bonuses,
+    exclusions,
+    interrupted_rounds,
+    open_rounds,
+    pending_choices,
+    provider_transactions,
+)
 from projections.base import Cursor
 from projections.failure import ProjectionFailed
 
@@ -259,6 +266,35 @@ class IdleRoundWorker(DueWorker):
             lambda cursor: open_rounds.idle_since(cursor, cutoff.isoformat()),
             lambda round_id: bool(self.store.app.end_idle_round(round_id, cutoff).result),
             "idle_round_ended",
+            "round_id",
+        )
+
+
+class LapsedProviderRoundWorker(DueWorker):
+    """Ends providers' rounds with no call for CASINO_PROVIDER_ROUND_SECONDS (rules.md
+    10): they count as ended for wagering and the reports from then on, and show ended
+    in the round index; a win that comes later still lands.
+
+    Restart-safe: the open rounds and their last call live in the store."""
+
+    name = "lapsed_provider_rounds"
+    ROUNDS_PER_TICK = 100
+
+    def __init__(self, store: Store, round_seconds: int) -> None:
+        self.store = store
+        self.round_seconds = round_seconds
+        super().__init__(min(IDLE_CHECK_SECONDS_MAX, round_seconds / 4))
+
+    def tick(self) -> None:
+        self.end_lapsed_rounds(datetime.datetime.now(datetime.UTC))
+
+    def end_lapsed_rounds(self, now: datetime.datetime) -> list[str]:
+        """End every provider's round whose last call was round_seconds before now."""
+        cutoff = (now - datetime.timedelta(seconds=self.round_seconds)).isoformat()
+        return self.act_on_due(
+            lambda cursor: provider_transactions.idle_rounds(cursor, cutoff, self.ROUNDS_PER_TICK),
+            lambda round_id: bool(self.store.app.lapse_provider_round(round_id, now).result),
+            "provider_round_lapsed",
             "round_id",
         )
 

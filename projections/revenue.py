@@ -22,7 +22,8 @@ from typing import Any
 
 from domain import wallet
 from domain.blackjack import round as blackjack_round
-from domain.rtp import BACCARAT, BLACKJACK, BLACKJACK_SPOT, Rules, Tally
+from domain.providers import round as provider_round
+from domain.rtp import BACCARAT, BLACKJACK, BLACKJACK_SPOT, EXTERNAL, UNDECLARED, Rules, Tally
 from domain.tables import coup, old_rounds
 from projections.base import Cursor, add_to_rows, chunks, delete_rows, insert_rows, rows
 
@@ -65,12 +66,19 @@ CREATE TABLE IF NOT EXISTS revenue_open_rounds (
     commission_cents BIGINT NOT NULL,
     spots TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS revenue_external_rounds (
+    round_id TEXT PRIMARY KEY,
+    mode TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    spot TEXT NOT NULL
+);
 """
 # Each table with its primary key.
 TABLES = {
     "revenue_daily": ("mode", "day", "game", "variant"),
     "revenue_spots": ("mode", "day", "game", "variant", "decks", "tie_pays", "spot"),
     "revenue_open_rounds": ("round_id",),
+    "revenue_external_rounds": ("round_id",),
 }
 DAY_KEY = ("mode", "day", "game", "variant")
 DAY_SUMS = ("rounds", "stakes_cents", "returns_cents", "commission_cents", "ggr_cents",
@@ -80,12 +88,16 @@ OPEN_COLUMNS = ("round_id", "mode", "game", "variant", "decks", "tie_pays", "hou
                 "commission_cents", "spots")  # fmt: skip
 ROWS_MAX = 10_000  # rows of one revenue report: 27 years of days at one game
 
-OPENED = (old_rounds.OPENED, blackjack_round.OPENED, coup.OPENED)
+OPENED = (old_rounds.OPENED, blackjack_round.OPENED, coup.OPENED, provider_round.OPENED)
 PAYOUTS = (old_rounds.PAYOUT_MADE, blackjack_round.PAYOUT_MADE, coup.PAYOUT_MADE)
 COMMISSIONS = (old_rounds.COMMISSION_CHARGED, coup.COMMISSION_CHARGED)
 SETTLED = (old_rounds.SETTLED, blackjack_round.SETTLED, coup.SETTLED)
 VOIDED = (old_rounds.VOIDED, blackjack_round.VOIDED, coup.VOIDED)
-FOLLOWED = frozenset((*PAYOUTS, *COMMISSIONS, *SETTLED, *VOIDED))
+# A provider's round (rules.md 10): its money as it moves, counted when it ends; a win
+# after its end (one ended for want of calls) counts on the day it lands.
+CALLS = (provider_round.BET_TAKEN, provider_round.WIN_PAID, provider_round.BET_ROLLED_BACK)
+FOLLOWED = frozenset((*PAYOUTS, *COMMISSIONS, *SETTLED, *VOIDED, *CALLS, provider_round.ENDED))
+EXTERNAL_COLUMNS = ("round_id", "mode", "variant", "spot")
 
 
 @dataclass
@@ -113,6 +125,11 @@ class OpenRound:
 
 def opened_round(event: Any) -> OpenRound:
     topic = wallet.topic_of(event)
+    if topic == provider_round.OPENED:
+        # The house banks it; its one spot is the return its provider declared.
+        spot = event.theoretical_rtp or UNDECLARED
+        return OpenRound(event.mode, Rules(EXTERNAL, event.provider_id, 0, 0), True,
+                         spots={spot: [0, 0]})  # fmt: skip
     if topic == blackjack_round.OPENED:
         # Blackjack's variant is its hall, as the round's answer says; a tie pays nothing.
         return OpenRound(event.mode, Rules(BLACKJACK, event.hall, event.decks, 0), True)
@@ -120,6 +137,18 @@ def opened_round(event: Any) -> OpenRound:
     banker = getattr(event, "dealer_id", None) or getattr(event, "banker_id", None)
     rules = Rules(BACCARAT, event.variant, event.decks, event.tie_pays)
     return OpenRound(event.mode, rules, banker is None)
+
+
+def called(round_: OpenRound, event: Any) -> None:
+    """A provider's call in its round: a stake taken, given back, or a win."""
+    money = next(iter(round_.spots.values()))
+    topic = wallet.topic_of(event)
+    if topic == provider_round.BET_TAKEN:
+        money[0] += event.amount_cents
+    elif topic == provider_round.BET_ROLLED_BACK:
+        money[0] -= event.amount_cents
+    else:
+        money[1] += event.amount_cents
 
 
 def paid_out(round_: OpenRound, event: Any) -> None:
@@ -140,6 +169,9 @@ class Revenue:
         self.rounds: dict[str, OpenRound] = {}
         self.ended: set[str] = set()
         self.stored: set[str] = set()  # Rounds read from revenue_open_rounds.
+        self.external: list[tuple[str, str, str, str]] = []  # providers' rounds opened
+        # Providers' rounds over, by id: (mode, variant, spot), for a win that comes late.
+        self.over: dict[str, tuple[str, str, str]] = {}
         self.days: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0] * len(DAY_SUMS))
         self.spots: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0, 0])
 
@@ -150,14 +182,23 @@ class Revenue:
     def apply(self, event: Any, position: int) -> None:
         topic = wallet.topic_of(event)
         if topic in OPENED:
-            self.rounds[str(event.originator_id)] = opened_round(event)
+            round_ = self.rounds[str(event.originator_id)] = opened_round(event)
+            if topic == provider_round.OPENED:
+                spot = next(iter(round_.spots))
+                self.external.append(
+                    (str(event.originator_id), event.mode, event.provider_id, spot)
+                )
         elif topic in FOLLOWED:
             self.events.append(event)
 
     def flush(self, cursor: Cursor) -> None:
+        insert_rows(cursor, "revenue_external_rounds", EXTERNAL_COLUMNS, self.external)
         self._load(cursor, {str(e.originator_id) for e in self.events} - self.rounds.keys())
         for event in self.events:
-            self._follow(event)
+            if str(event.originator_id) in self.ended or str(event.originator_id) in self.over:
+                self._late(event)
+            else:
+                self._follow(event)
         self._store(cursor)
         add_to_rows(cursor, "revenue_daily", DAY_KEY, DAY_SUMS, self.days)
         add_to_rows(
@@ -168,14 +209,33 @@ class Revenue:
         round_id = str(event.originator_id)
         round_ = self.rounds[round_id]
         topic = wallet.topic_of(event)
-        if topic in PAYOUTS:
+        if topic in CALLS:
+            called(round_, event)
+        elif topic in PAYOUTS:
             paid_out(round_, event)
         elif topic in COMMISSIONS:
             round_.commission_cents += event.commission_cents
         else:
-            if topic in SETTLED:
+            if topic in SETTLED or topic == provider_round.ENDED:
                 self._count(round_, event.timestamp.date().isoformat())
             self.ended.add(round_id)
+
+    def _late(self, event: Any) -> None:
+        """A provider's call after its round was counted: a win, on the day it lands (a
+        second end changes nothing)."""
+        if wallet.topic_of(event) != provider_round.WIN_PAID:
+            return
+        round_id = str(event.originator_id)
+        found = self.rounds.get(round_id)
+        if found is not None:
+            mode, variant, spot = found.mode, found.rules.variant, next(iter(found.spots))
+        else:
+            mode, variant, spot = self.over[round_id]
+        key = (mode, event.timestamp.date().isoformat(), EXTERNAL, variant)
+        cents = event.amount_cents
+        late = (0, 0, cents, 0, -cents, 0, 0, 0)  # returns, and the house's loss of them
+        self.days[key] = [a + b for a, b in zip(self.days[key], late, strict=True)]
+        self.spots[(*key, 0, 0, spot)][1] += cents
 
     def _count(self, round_: OpenRound, day: str) -> None:
         rules = round_.rules
@@ -206,8 +266,20 @@ class Revenue:
                     str(mode), rules, bool(banked), int(commission), json.loads(str(spots))
                 )
                 self.stored.add(str(round_id))
-        missing = round_ids - self.rounds.keys()
+        self._load_over(cursor, round_ids - self.rounds.keys())
+        missing = round_ids - self.rounds.keys() - self.over.keys()
         assert not missing, f"rounds with events but never opened: {sorted(missing)[:5]}"
+
+    def _load_over(self, cursor: Cursor, round_ids: set[str]) -> None:
+        """Providers' rounds counted in an earlier batch: a win may still land."""
+        for chunk in chunks(sorted(round_ids)):
+            for round_id, mode, variant, spot in rows(
+                cursor,
+                "SELECT round_id, mode, variant, spot FROM revenue_external_rounds"
+                f" WHERE round_id IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            ):
+                self.over[str(round_id)] = (str(mode), str(variant), str(spot))
 
     def _store(self, cursor: Cursor) -> None:
         waiting = [

@@ -13,6 +13,7 @@ from typing import Any
 
 from domain import wallet
 from domain.blackjack import round as blackjack_round
+from domain.providers import round as provider_round
 from domain.tables import coup, old_rounds
 from domain.tables.punto_banco import P2P
 from projections.base import Cursor, insert_rows, rows, set_text_columns
@@ -52,6 +53,7 @@ GAMES = {
     old_rounds.OPENED: "baccarat",
     blackjack_round.OPENED: "blackjack",
     coup.OPENED: "baccarat",  # a coup at a multi-player table; its variant is the table's game
+    provider_round.OPENED: provider_round.GAME,  # its variant is the provider's id
 }
 # The events after which a round has a new status, and that status (as its answer says).
 PLAYS = (coup.BET_PLACED, coup.BANCO_CALLED)  # who does one plays in the coup
@@ -66,6 +68,7 @@ STATUS_AFTER = {
     coup.DECISION_OWED: coup.IN_PLAY,
     coup.SETTLED: coup.SETTLED_STATUS,
     coup.VOIDED: coup.VOIDED_STATUS,
+    provider_round.ENDED: provider_round.CLOSED,
 }
 ENDED = (
     old_rounds.SETTLED,
@@ -74,6 +77,7 @@ ENDED = (
     blackjack_round.VOIDED,
     coup.SETTLED,
     coup.VOIDED,
+    provider_round.ENDED,
 )
 
 
@@ -109,8 +113,10 @@ class RoundIndex:
 
     def _open(self, event: Any, position: int, game: str) -> None:
         round_id = str(event.originator_id)
-        # A blackjack round's variant is its hall, as its answer says.
-        variant = event.variant if game == "baccarat" else event.hall
+        # A blackjack round's variant is its hall, as its answer says; a provider's
+        # round's the provider.
+        variants = {"baccarat": "variant", "blackjack": "hall", provider_round.GAME: "provider_id"}
+        variant = getattr(event, variants[game])
         self.opened[round_id] = [
             round_id, position, game, variant, event.mode, getattr(event, "table_id", None),
             coup.OPEN, event.timestamp.isoformat(), None,

@@ -21,6 +21,7 @@ import orjson
 
 from domain import wallet
 from domain.blackjack import round as blackjack_round
+from domain.providers import round as provider_round
 from domain.tables import coup, old_rounds
 from projections.base import Cursor, insert_rows, rows
 
@@ -37,7 +38,8 @@ DROP TABLE IF EXISTS round_events;
 TABLES = {"round_trail": ("round_id", "position")}
 COLUMNS = ("round_id", "position")
 ENVELOPE = ("originator_id", "originator_version", "timestamp", "originator_topic")
-ROUNDS = (old_rounds.ROUND + ".", blackjack_round.ROUND + ".", coup.ROUND + ".")
+ROUNDS = (old_rounds.ROUND + ".", blackjack_round.ROUND + ".", coup.ROUND + ".",
+          provider_round.ROUND + ".")  # fmt: skip
 ENDED = (
     old_rounds.SETTLED,
     old_rounds.VOIDED,

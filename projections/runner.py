@@ -23,6 +23,7 @@ from projections import (
     ledger,
     open_rounds,
     pending_choices,
+    provider_transactions,
     revenue,
     round_index,
     round_trail,
@@ -41,7 +42,8 @@ from projections.failure import ProjectionFailed
 # @7: revenue and return to player per day (projections/revenue.py).
 # @8: significant events, and the exclusions still running (rules.md 7).
 # @9: the round trail holds where each event is in the log, not a copy of it.
-# @10: bonus money per day, and the bonuses still running (rules.md 9).
+# @10: bonus money per day, and the bonuses still running (rules.md 9); providers'
+# rounds and calls (rules.md 10), in the round index, trail, revenue and game history.
 NAME = "read_models@10"
 BATCH_SIZE = 1000
 SCHEMA = """
@@ -69,6 +71,7 @@ READ_MODELS = (
     exclusions,
     revenue,
     bonuses,
+    provider_transactions,
 )
 # The tables a rebuild empties, each with its primary key.
 TABLES: dict[str, tuple[str, ...]] = {
@@ -285,6 +288,7 @@ class Projector:
             exclusions.Exclusions(),
             revenue.Revenue(),
             bonuses.Bonuses(owners),
+            provider_transactions.ProviderTransactions(),
         ]
 
     def rebuild(self, progress: Callable[[int], None] | None = None) -> int:

@@ -21,6 +21,8 @@ from typing import Any
 from domain import wallet as wallet_topics
 from domain.blackjack import round as blackjack_topics
 from domain.blackjack.audit import verify_blackjack_round
+from domain.providers import round as provider_topics
+from domain.providers.audit import verify_provider_round
 from domain.rounds import WalletEntry
 from domain.tables import coup as coup_topics
 from domain.tables import old_rounds
@@ -32,6 +34,7 @@ VERIFIERS = {
     old_rounds.ROUND: verify_coup,  # house and P2P rounds stored before they were coups
     blackjack_topics.ROUND: verify_blackjack_round,
     coup_topics.ROUND: verify_coup,
+    provider_topics.ROUND: verify_provider_round,
 }
 # A round's wallet entries are saved in the save that ends it, or before. No save
 # holds this many events, so once the log is this far past a round's last event the
@@ -84,7 +87,7 @@ class RoundCheck:
             self.events[aggregate] = [(position, event)]  # Opened: a new round.
         elif aggregate in self.events:
             self.events[aggregate].append((position, event))
-            if wallet_topics.topic_of(event) in ENDED:
+            if wallet_topics.topic_of(event) in ENDED or _ended_by_provider(event):
                 self.ended.append((position, aggregate))
 
     def open_positions(self) -> list[int]:
@@ -138,3 +141,10 @@ class RoundCheck:
                     "is not in the store, or was over long before",
                 )
         return self.results
+
+
+def _ended_by_provider(event: Any) -> bool:
+    """A provider's round its provider ended takes nothing more: checked like any round
+    over. One ended for want of calls may still take a win: checked at the pass's end."""
+    topic = wallet_topics.topic_of(event)
+    return topic == provider_topics.ENDED and event.reason == provider_topics.BY_PROVIDER

@@ -86,6 +86,8 @@ class ReceiptAnswers:
                 "nothing was done"
             )
         if found.fingerprint != receipt.fingerprint:
+            if receipt.reused is not None:
+                raise receipt.reused()
             raise IdempotencyKeyReused(
                 "this Idempotency-Key was already used with a different request"
             )

@@ -235,7 +235,11 @@ class CommandSeam(ReceiptAnswers):
         records = self._receipts(receipt, answer, aggregates)
         # A decision on an aggregate only read (the save will not check it) is taken
         # again; first, a repeat about to run again, or with no row to fail on its key.
-        stale = self._stale(unit, [a for a in aggregates if not a.pending_events])
+        # One whose later events can only widen what a command may do (a game session's
+        # life only lengthens: `WIDENS_ONLY`) cannot have made a decision that went
+        # through wrong, and a refusal is decided again anyway (`_refused`).
+        read = [a for a in aggregates if not a.pending_events and not _widens_only(a)]
+        stale = self._stale(unit, read)
         if (stale or not records) and not attempt.look_first and (replay := self._replay(receipt)):
             return replay
         if stale:
@@ -370,3 +374,7 @@ class CommandSeam(ReceiptAnswers):
         except Exception:
             self.snapshot_failures += 1
             self.observer.snapshot_failed()
+
+
+def _widens_only(aggregate: Aggregate) -> bool:
+    return bool(getattr(type(aggregate), "WIDENS_ONLY", False))

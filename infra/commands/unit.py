@@ -8,7 +8,8 @@ one atomic save. The domain sees it as `domain.unit.Unit`, a Protocol.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from copy import deepcopy
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Repository
@@ -39,7 +40,7 @@ class Unit:
     def find(self, cls: type[A], aggregate_id: UUID) -> A | None:
         if aggregate_id not in self._aggregates:
             try:
-                loaded: Aggregate = self._repository.get(aggregate_id, projector_func=project)
+                loaded: Aggregate = self._load(cls, aggregate_id)
             except AggregateNotFoundError:
                 return None
             # A round: a command may deal it, and its seed is stored sealed.
@@ -51,6 +52,25 @@ class Unit:
         aggregate = self._aggregates[aggregate_id]
         # Ids are public: one of another kind (a table id sent as a round id) is not found.
         return aggregate if isinstance(aggregate, cls) else None
+
+    def _load(self, cls: type[A], aggregate_id: UUID) -> Aggregate:
+        """The aggregate from the commands' cache or the store. A kind that is never
+        snapshotted (`NEVER_SNAPSHOTTED`: a provider's round, a bet under its
+        transaction id) is read from its events alone: the library would ask the
+        snapshot store first, a query that can only come back empty, and such kinds
+        are mostly looked up to find they do not exist yet (a new round)."""
+        repository, cache = self._repository, self._repository.cache
+        if not getattr(cls, "NEVER_SNAPSHOTTED", False) or cache is None or repository.fastforward:
+            loaded: Aggregate = repository.get(aggregate_id, projector_func=project)
+            return loaded
+        try:
+            kept: Aggregate = cast(Aggregate, cache.get(aggregate_id))
+        except KeyError:
+            kept = project(None, repository.event_store.get(aggregate_id))
+            if kept is None:
+                raise AggregateNotFoundError(aggregate_id) from None
+            cache.put(aggregate_id, kept)
+        return deepcopy(kept) if repository.deepcopy_from_cache else kept
 
     def held(self, aggregate_id: UUID) -> Aggregate | None:
         """The aggregate if this unit loaded or added it already, as it stands in it."""

@@ -121,7 +121,7 @@ class RtpReport(Answer):
     compare (no stakes, no theoretical figure, fewer than two rounds)."""
 
     mode: Mode
-    game: Literal["baccarat", "blackjack"]
+    game: Literal["baccarat", "blackjack", "external"]
     variant: str | None
     first_day: str | None = Field(alias="from")
     last_day: str | None = Field(alias="to")

@@ -268,6 +268,33 @@ class TableCoup(Part):
     )
 
 
-class Round(RootModel[BaccaratRound | BlackjackRound | TableCoup]):
+class ExternalCall(Part):
+    transaction_id: str
+    amount: Money
+
+
+class ExternalRound(Part):
+    """A third-party provider's round for one player (rules.md 10): its calls so far."""
+
+    round_id: str
+    game: Literal["external"]
+    variant: str = Field(description="the provider's id", examples=["acme"])
+    provider_round_id: str = Field(description="the provider's own id of the round")
+    game_id: str
+    status: Literal["open", "closed"]
+    ended_by: Literal["provider", "inactive"] | None
+    mode: Mode
+    player_id: str
+    bets: list[ExternalCall] = Field(description="the bets that stand")
+    rolled_back: list[ExternalCall] = Field(description="bets rolled back, each given back")
+    wins: list[str] = Field(description="the wins' transaction ids")
+    staked: Money
+    won: Money
+    net: Money = Field(description="the player's: won less staked")
+    last_call_at: str
+
+
+class Round(RootModel[BaccaratRound | BlackjackRound | TableCoup | ExternalRound]):
     """A round of any game: `game` says which, and for baccarat `variant` says whether
-    it is a house or P2P round or a coup at a multi-player table."""
+    it is a house or P2P round or a coup at a multi-player table; `external`, a
+    provider's round."""

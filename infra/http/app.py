@@ -33,6 +33,7 @@ from infra.http.routes import (
     p2p,
     players,
     protection,
+    providers,
     reports,
     round_index,
     rounds,
@@ -55,6 +56,7 @@ from infra.workers import (
     DueChoiceWorker,
     ExclusionWorker,
     IdleRoundWorker,
+    LapsedProviderRoundWorker,
     PeriodicWorker,
     ProjectorWorker,
     ReceiptPruner,
@@ -138,15 +140,18 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.state.api_keys = settings.keys()
     api.state.key_digests = key_digests(settings.keys())
     api.state.refusals = throttle
+    api.state.provider_secrets = {}  # opened once (infra/http/provider_calls.py)
     # FastAPI tries each route in order until one matches (about 5 microseconds a
     # route): the routers of the busiest commands come first. No two routes match one
     # path (tests/infra/http/test_routing.py), so the order changes no answer.
     api.include_router(rounds.router)
+    api.include_router(providers.wallet_router)  # a provider's calls, many a second
     api.include_router(p2p.router)
     api.include_router(players.router)
     api.include_router(tables.router)
     api.include_router(protection.router)
     api.include_router(bonuses.router)
+    api.include_router(providers.router)
     api.include_router(significant_events.router)
     api.include_router(reports.router)
     api.include_router(health.router)
@@ -171,6 +176,7 @@ def _workers(store: Store, settings: Settings, throttle: Throttle) -> list[Perio
     return [
         *inside,
         IdleRoundWorker(store, settings.idle_timeout_seconds),
+        LapsedProviderRoundWorker(store, settings.provider_round_seconds),
         AbandonedRoundWorker(store, settings.resume_window_seconds),
         DueChoiceWorker(store, settings.decision_seconds),
         ExclusionWorker(store),

@@ -48,10 +48,12 @@ class Command:
 
     scoped_key: str
     fingerprint: str
+    # The refusal of the key used for another request (None: idempotency_key_reused).
+    reused: Callable[[], Exception] | None = None
 
     def receipt(self, body: Callable[[T], dict[str, Any]]) -> Receipt[T]:
         """The receipt of this request: its key, and how to shape the answer's body."""
-        return Receipt(key=self.scoped_key, fingerprint=self.fingerprint, render=body)
+        return Receipt(self.scoped_key, self.fingerprint, body, self.reused)
 
     async def run(
         self,
@@ -153,6 +155,11 @@ def _target(request: Request) -> str:
     before queries counted were fingerprinted."""
     pairs = sorted(parse_qsl(request.url.query, keep_blank_values=True))
     return f"{request.url.path}?{urlencode(pairs)}" if pairs else request.url.path
+
+
+def fingerprint_of(request: Request, body: bytes) -> str:
+    """The fingerprint of a request whose body is read already (a provider's call)."""
+    return _fingerprint(request.method, _target(request), body, _parsed(request, body))
 
 
 def _fingerprint(method: str, path: str, body: bytes, parsed: Any) -> str:

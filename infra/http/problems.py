@@ -13,6 +13,7 @@ STATUS_BY_KIND = {
     "conflict": 409,
     "forbidden": 403,
     "unavailable": 503,
+    "unauthenticated": 401,  # a provider's game-session token (rules.md 10)
 }
 TITLES = {
     400: "Bad request",

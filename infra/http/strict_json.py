@@ -24,6 +24,9 @@ from infra.http.problems import Problem
 JSON_DEPTH_MAX = 16
 BODY_PROBLEM = "body_problem"
 PARSED_BODY = "parsed_body"  # the body's value, parsed here, for whoever needs it next
+# The bytes of a body found malformed, which FastAPI is handed `{}` for: what a
+# provider's signature covers (infra/http/provider_calls.py).
+RAW_BODY = "raw_body"
 PLACEHOLDER = b"{}"
 
 
@@ -49,6 +52,7 @@ class StrictJsonBodies:
             scope.setdefault("state", {})[PARSED_BODY] = parse_strictly(body)
         except Problem as problem:
             scope["state"][BODY_PROBLEM] = problem
+            scope["state"][RAW_BODY] = body
             messages = [{"type": "http.request", "body": PLACEHOLDER, "more_body": False}]
         await self.app(scope, replay(messages, receive), send)
 

@@ -29,6 +29,7 @@ from infra.http.contract import answers
 from infra.http.idempotency import Command, operator_command, service_command
 from infra.http.reading import app_of, min_position, projected
 from infra.http.responses import FastJSONResponse
+from infra.http.views.providers import external_round_view
 from infra.http.views.rounds import round_view
 from infra.http.views.wallets import (
     history_entry_view,
@@ -211,10 +212,18 @@ def get_history(
         "player_id": player_id,
         "mode": mode,
         "rounds": [
-            history_entry_view(result, round_view(app.round(result["round_id"])), player_id)
+            history_entry_view(result, _round_shown(app, result["round_id"]), player_id)
             for result in results
         ],
     }
+
+
+def _round_shown(app: Any, round_id: str) -> dict[str, Any]:
+    """A round of the history as GET /v1/rounds/{round_id} shows it, a provider's too."""
+    external = app.provider_round(round_id)
+    return (
+        external_round_view(external) if external is not None else round_view(app.round(round_id))
+    )
 
 
 @router.post("/{player_id}/disconnect", **answers(200, a.Disconnection, UnknownPlayer))

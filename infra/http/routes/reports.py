@@ -104,9 +104,10 @@ def bonus_report(
 TOO_LARGE = (422, "report_too_large")
 VARIANT = Query(
     default=None,
-    pattern=r"^[a-z0-9_]{1,32}$",
+    pattern=r"^[a-z0-9_-]{1,32}$",
     description="baccarat: house, p2p, punto_banco, chemin_de_fer, en_banque;"
-    " blackjack: the hall (1, 2, vip); all of the game's when left out",
+    " blackjack: the hall (1, 2, vip); external: the provider's id; all of the game's"
+    " when left out",
 )
 
 
@@ -134,7 +135,7 @@ def revenue_report(
 @router.get("/rtp", **answers(200, a.RtpReport, also=(CSV,)))
 def rtp_report(
     request: Request,
-    game: Literal["baccarat", "blackjack"],
+    game: Literal["baccarat", "blackjack", "external"],
     variant: str | None = VARIANT,
     mode: Literal["real", "play"] = "real",
     first_day: Annotated[Day | None, Query(alias="from")] = None,

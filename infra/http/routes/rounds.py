@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 
 from domain import errors as e
 from domain.ids import PLAYER_ID_PATTERN
+from domain.providers.round import ProviderRound
 from infra.audit.decoding import stored_event_decoder
 from infra.http.answers import AuditTrail
 from infra.http.answers_rounds import Round
@@ -25,6 +26,7 @@ from infra.http.contract import answers
 from infra.http.idempotency import Command, service_command
 from infra.http.reading import app_of, min_position, projected
 from infra.http.responses import FastJSONResponse
+from infra.http.views.providers import external_round_view, provider_audit_view
 from infra.http.views.rounds import audit_view, dealt_view, round_view
 from infra.store.schema import log_table
 from projections import round_trail
@@ -240,8 +242,12 @@ async def banco(
     "/v1/rounds/{round_id}", dependencies=[Depends(READ)], **answers(200, Round, e.UnknownRound)
 )
 def get_round(round_id: RoundId, request: Request) -> FastJSONResponse:
-    """The round, card by card (no secret while it is not over)."""
-    return FastJSONResponse(round_view(app_of(request).round(round_id)))
+    """The round, card by card (no secret while it is not over); a provider's, its calls."""
+    app = app_of(request)
+    external = app.provider_round(round_id)  # a provider's round (rules.md 10), or None
+    if external is not None:
+        return FastJSONResponse(external_round_view(external))
+    return FastJSONResponse(round_view(app.round(round_id)))
 
 
 @router.get(
@@ -252,8 +258,11 @@ def get_round(round_id: RoundId, request: Request) -> FastJSONResponse:
 def get_audit(round_id: RoundId, request: Request) -> dict[str, Any]:
     """Every event of the round in log order, the wallets' included."""
     app = app_of(request)
-    round_ = app.round(round_id)
+    external = app.provider_round(round_id)  # a provider's round (rules.md 10), or None
+    round_ = app.round(round_id) if external is None else external
     log = log_table(request.app.state.store.database.dialect)
     with projected(request) as cursor:
         trail = round_trail.trail(cursor, round_.round_id, log, stored_event_decoder(app.mapper))
+    if isinstance(round_, ProviderRound):
+        return provider_audit_view(round_, trail)
     return audit_view(round_, trail)

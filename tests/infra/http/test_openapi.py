@@ -107,7 +107,10 @@ def test_reads_need_no_idempotency_key_and_say_who_may_read(
     document = served[1]
     for path, method, operation in operations(document):
         names = {p["name"] for p in operation.get("parameters", [])}
-        assert ("Idempotency-Key" in names) == (method in COMMANDS), (path, method)
+        # A provider's call is keyed by its transaction id, and signed (rules.md 10).
+        keyed = method in COMMANDS and not path.startswith("/v1/wallet/")
+        assert ("Idempotency-Key" in names) == keyed, (path, method)
+        assert ("X-Casino-Signature" in names) == path.startswith("/v1/wallet/"), path
     report = document["paths"]["/v1/reports/trial-balance"]["get"]
     assert report["security"] == [{"operator": []}, {"auditor": []}]
     assert "security" not in document["paths"]["/v1/health"]["get"]

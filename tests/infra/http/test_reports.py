@@ -21,6 +21,7 @@ from tests.infra.http import test_blackjack as blackjack
 from tests.infra.http import test_p2p as p2p
 from tests.infra.http import test_player_banked as banked
 from tests.infra.http import test_tables as tables
+from tests.provider_client import register
 
 TODAY = datetime.datetime.now(datetime.UTC).date()
 CASINO = ("casino:bank", "casino:commission")
@@ -220,8 +221,9 @@ def test_every_date_parameter_takes_a_date_and_refuses_a_bare_number(api: Api) -
         "/v1/significant-events",
     }
     written = {"date": "2026-01-31", "date-time": "2026-01-31T12:00:00Z"}
+    register(api.client, "acme")  # a provider's reconciliation takes dates too
     for path, name, form in found:
-        query = f"{path}?game=baccarat&{name}="
+        query = f"{path.replace('{provider_id}', 'acme')}?game=baccarat&{name}="
         assert api.get(query + written[form], headers=OPERATOR).status_code == 200, path
         for number in ("0", "1700000000", "20260131"):
             refused = api.get(query + number, headers=OPERATOR)

@@ -1,0 +1,237 @@
+"""What each third-party-game command does (rules.md 10): load, check, call the
+aggregates; the application's methods call one of these, the seam saves it all in
+one atomic save (with the call's receipt, keyed by the provider's transaction id).
+
+A call's money moves only through the wallet: `Wallet.take_stake` for a bet,
+`Wallet.credit` for a win or a rollback, against `casino:games:{provider_id}`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import dataclass
+from uuid import UUID
+
+from domain.errors import (
+    DuplicateTransaction,
+    InvalidToken,
+    NoBetInRound,
+    ProviderExists,
+    TransactionRolledBack,
+)
+from domain.ids import check_mode
+from domain.providers.provider import (
+    GameSession,
+    Provider,
+    check_provider_id,
+    check_rtp,
+    check_secrets,
+    games_account,
+    load_provider,
+    load_session,
+    provider_uuid,
+    secrets_context,
+)
+from domain.providers.round import (
+    BY_PROVIDER,
+    INACTIVE,
+    ProviderBet,
+    ProviderRound,
+    bet_uuid,
+    round_uuid,
+)
+from domain.settings import ProviderSettings
+from domain.unit import Unit
+from domain.wallet import Wallet, load_wallet
+
+
+@dataclass(frozen=True)
+class WalletCall:
+    """What a provider's bet, win or rollback answers: the wallet after it."""
+
+    transaction_id: str
+    wallet: Wallet
+    used_cash_cents: int = 0
+
+
+@dataclass(frozen=True)
+class OpenedSession:
+    token: str
+    session: GameSession
+
+
+def register(
+    unit: Unit,
+    provider_id: str,
+    name: str,
+    secrets: list[str],
+    bonus_allowed: bool,
+    theoretical_rtp: str | None,
+) -> Provider:
+    check_provider_id(provider_id)
+    if unit.find(Provider, provider_uuid(provider_id)) is not None:
+        raise ProviderExists(f"provider {provider_id} is already registered")
+    sealed = _sealed(unit, provider_id, secrets)
+    provider = Provider(provider_id, name, bonus_allowed, sealed, check_rtp(theoretical_rtp))
+    unit.add(provider)
+    return provider
+
+
+def rotate(unit: Unit, provider_id: str, secrets: list[str]) -> Provider:
+    provider = load_provider(unit, provider_id)
+    provider.rotate(_sealed(unit, provider_id, secrets))
+    return provider
+
+
+def open_session(
+    unit: Unit,
+    settings: ProviderSettings,
+    now: datetime.datetime,
+    token: str,
+    player_id: str,
+    provider_id: str,
+    game_id: str,
+    mode: str,
+) -> OpenedSession:
+    provider = load_provider(unit, provider_id)
+    load_wallet(unit, player_id, check_mode(mode))  # 404 unknown_player
+    at, lifetime, rtp = now.isoformat(), settings.session_seconds, provider.theoretical_rtp
+    session = GameSession.open(token, provider_id, player_id, game_id, mode, at, lifetime, rtp)
+    unit.add(session)
+    return OpenedSession(token, session)
+
+
+def bet(
+    unit: Unit,
+    settings: ProviderSettings,
+    now: datetime.datetime,
+    provider_id: str,
+    token: str,
+    transaction_id: str,
+    round_ref: str,
+    game_id: str,
+    amount_cents: int,
+) -> WalletCall:
+    session = load_session(unit, provider_id, token)
+    session.check_live(now)
+    earlier = unit.find(ProviderBet, bet_uuid(provider_id, transaction_id))
+    if earlier is not None and (earlier.tombstone or earlier.rolled_back_by is not None):
+        raise TransactionRolledBack(f"bet {transaction_id} was rolled back: it stands refused")
+    if earlier is not None:
+        raise DuplicateTransaction(f"transaction {transaction_id} was already used")
+    round_ = _round(unit, session, round_ref, game_id, now)
+    round_.take_bet(transaction_id, amount_cents, now, settings.round_seconds)
+    wallet = load_wallet(unit, session.player_id, session.mode)
+    cash = wallet.take_stake(
+        round_.round_id, transaction_id, amount_cents, games_account(provider_id)
+    )
+    player_id = session.player_id
+    unit.add(ProviderBet(provider_id, transaction_id, player_id, round_.round_id, cash, None))
+    session.touch(now)
+    return WalletCall(transaction_id, wallet, cash)
+
+
+def win(
+    unit: Unit,
+    now: datetime.datetime,
+    provider_id: str,
+    token: str,
+    transaction_id: str,
+    round_ref: str,
+    amount_cents: int,
+    bet_transaction_id: str | None,
+) -> WalletCall:
+    """Credit a win; an expired session is accepted (a provider retries a win)."""
+    session = load_session(unit, provider_id, token)
+    key = round_uuid(provider_id, session.player_id, session.mode, round_ref)
+    round_ = unit.find(ProviderRound, key)
+    if round_ is None:
+        raise NoBetInRound(f"the player placed no bet in round {round_ref}")
+    round_.pay_win(transaction_id, amount_cents, bet_transaction_id, now)
+    wallet = load_wallet(unit, session.player_id, session.mode)
+    account = games_account(provider_id)
+    wallet.credit(round_.round_id, transaction_id, "win", amount_cents, account)
+    session.touch(now)
+    return WalletCall(transaction_id, wallet)
+
+
+def rollback(
+    unit: Unit,
+    settings: ProviderSettings,
+    now: datetime.datetime,
+    provider_id: str,
+    token: str,
+    transaction_id: str,
+    bet_transaction_id: str,
+) -> WalletCall:
+    """Give back exactly what the bet took; a bet never seen is tombstoned, and one
+    rolled back already is left as it is."""
+    session = load_session(unit, provider_id, token)
+    bet_ = unit.find(ProviderBet, bet_uuid(provider_id, bet_transaction_id))
+    if bet_ is None:
+        tombstone = ProviderBet(
+            provider_id, bet_transaction_id, session.player_id, None, 0, transaction_id
+        )
+        unit.add(tombstone)
+    elif bet_.player_id != session.player_id:
+        raise InvalidToken(f"bet {bet_transaction_id} is not this session's player's")
+    elif bet_.rolled_back_by is None:
+        assert bet_.round_id is not None
+        round_ = unit.get(ProviderRound, _uuid_of(bet_.round_id), _missing_round)
+        cents = round_.roll_back(transaction_id, bet_transaction_id, now, settings.round_seconds)
+        bet_.roll_back(transaction_id)
+        wallet = load_wallet(unit, bet_.player_id, round_.mode)
+        account = games_account(provider_id)
+        wallet.credit(round_.round_id, transaction_id, "rollback", cents, account)
+    session.touch(now)
+    return WalletCall(transaction_id, load_wallet(unit, session.player_id, session.mode))
+
+
+def end_round(
+    unit: Unit, now: datetime.datetime, provider_id: str, token: str, round_ref: str
+) -> ProviderRound:
+    """End the player's round; a round never seen is opened ended, so that a late bet
+    in it is refused."""
+    session = load_session(unit, provider_id, token)
+    round_ = _round(unit, session, round_ref, session.game_id, now)
+    round_.end(now, BY_PROVIDER)
+    return round_
+
+
+def lapse(unit: Unit, settings: ProviderSettings, now: datetime.datetime, round_id: str) -> bool:
+    """The worker's: end a round that has seen no call for `round_seconds`; says
+    whether it did."""
+    round_ = unit.find(ProviderRound, _uuid_of(round_id))
+    if round_ is None or not round_.over(now, settings.round_seconds):
+        return False
+    return round_.end(now, INACTIVE)
+
+
+def _round(
+    unit: Unit, session: GameSession, round_ref: str, game_id: str, now: datetime.datetime
+) -> ProviderRound:
+    """The player's round of that provider's id, opened at its first call."""
+    key = round_uuid(session.provider_id, session.player_id, session.mode, round_ref)
+    found = unit.find(ProviderRound, key)
+    if found is not None:
+        return found
+    round_ = ProviderRound(
+        session.provider_id, session.player_id, round_ref, game_id, session.mode,
+        now.isoformat(), session.theoretical_rtp,
+    )  # fmt: skip
+    unit.add(round_)
+    return round_
+
+
+def _sealed(unit: Unit, provider_id: str, secrets: list[str]) -> str:
+    clear = json.dumps(check_secrets(secrets)).encode()
+    return unit.sealing().seal(clear, secrets_context(provider_id))
+
+
+def _uuid_of(round_id: str) -> UUID:
+    return UUID(round_id)
+
+
+def _missing_round() -> NoBetInRound:
+    return NoBetInRound("the bet's round is not found")

@@ -1,0 +1,423 @@
+"""The seamless wallet's conformance suite (rules.md 10, api.md "Third-party games"),
+written as a provider exercises a casino's wallet: every case a provider's own
+certification runs, each on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime
+import threading
+import uuid
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from infra.audit.verify import verify
+from infra.store.store import Store
+from infra.workers import LapsedProviderRoundWorker
+from tests.conftest import AUDITOR, OPERATOR, SERVICE, Api
+from tests.provider_client import (
+    NEXT_SECRET,
+    SECRET,
+    ProviderClient,
+    open_session,
+    register,
+)
+
+
+@pytest.fixture
+def provider(client: TestClient, api: Api) -> ProviderClient:
+    register(client)
+    api.player("alice", real="100.00")
+    return ProviderClient(client)
+
+
+@pytest.fixture
+def token(client: TestClient, provider: ProviderClient) -> str:
+    return open_session(client, "alice")
+
+
+def cash(api: Api, player_id: str = "alice") -> str:
+    balance: str = api.wallet(player_id)["balance"]
+    return balance
+
+
+def later(store: Store, seconds: int) -> None:
+    """Move the application's clock on."""
+    moved = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=seconds)
+    store.app.clock = lambda: moved
+
+
+def test_a_bet_takes_the_stake_at_once_and_a_win_credits(
+    provider: ProviderClient, token: str, api: Api
+) -> None:
+    bet = provider.bet(token, "b1", "r1", "10.00")
+    assert bet.status_code == 200, bet.text
+    assert bet.json() == {
+        "transaction_id": "b1", "cash": "90.00", "bonus": "0.00", "balance": "90.00",
+        "used_cash": "10.00", "used_bonus": "0.00",
+    }  # fmt: skip
+    win = provider.win(token, "w1", "r1", "25.00")
+    assert win.json() == {"transaction_id": "w1", "cash": "115.00", "bonus": "0.00",
+                          "balance": "115.00"}  # fmt: skip
+    assert provider.balance(token).json() == {"player_id": "alice", "currency": "USD",
+                                              "cash": "115.00", "bonus": "0.00",
+                                              "balance": "115.00"}  # fmt: skip
+    assert cash(api) == "115.00"
+    assert api.trial_balance()["total"] == "0.00"
+
+
+def test_a_duplicate_bet_gets_the_first_answer_and_takes_nothing_more(
+    provider: ProviderClient, token: str, api: Api
+) -> None:
+    first = provider.bet(token, "b1", "r1", "10.00")
+    again = provider.bet(token, "b1", "r1", "10.00")
+    assert again.status_code == 200
+    assert again.json() == first.json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert "Idempotent-Replayed" not in first.headers
+    assert cash(api) == "90.00"
+
+
+def test_a_duplicate_win_is_credited_once(provider: ProviderClient, token: str, api: Api) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    first = provider.win(token, "w1", "r1", "30.00")
+    again = provider.win(token, "w1", "r1", "30.00")
+    assert (again.status_code, again.json()) == (200, first.json())
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert cash(api) == "120.00"
+
+
+def test_the_same_transaction_id_with_another_body_is_a_duplicate_transaction(
+    provider: ProviderClient, token: str, api: Api
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    other = provider.bet(token, "b1", "r1", "11.00")
+    assert (other.status_code, other.json()["code"]) == (409, "duplicate_transaction")
+    as_win = provider.win(token, "b1", "r1", "5.00")
+    assert (as_win.status_code, as_win.json()["code"]) == (409, "duplicate_transaction")
+    assert cash(api) == "90.00"
+
+
+def test_a_rollback_gives_back_exactly_what_its_bet_took(
+    provider: ProviderClient, token: str, api: Api
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    provider.bet(token, "b2", "r1", "5.00")
+    rolled = provider.rollback(token, "x1", "b1")
+    assert (rolled.status_code, rolled.json()["cash"]) == (200, "95.00")
+    again = provider.rollback(token, "x1", "b1")
+    assert (again.json(), again.headers["Idempotent-Replayed"]) == (rolled.json(), "true")
+    assert cash(api) == "95.00"
+    assert api.trial_balance()["total"] == "0.00"
+
+
+def test_a_rollback_names_a_bet_of_its_sessions_player_only(
+    provider: ProviderClient, token: str, api: Api, client: TestClient
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    api.player("bob", real="10.00")
+    bobs = open_session(client, "bob")
+    answer = provider.rollback(bobs, "x1", "b1")
+    assert (answer.status_code, answer.json()["code"]) == (401, "invalid_token")
+    assert (cash(api), cash(api, "bob")) == ("90.00", "10.00")
+
+
+def test_a_rollback_before_its_bet_leaves_a_tombstone_and_the_late_bet_is_refused(
+    provider: ProviderClient, token: str, api: Api
+) -> None:
+    rolled = provider.rollback(token, "x1", "b1")
+    assert (rolled.status_code, rolled.json()["cash"]) == (200, "100.00")
+    late = provider.bet(token, "b1", "r1", "10.00")
+    assert (late.status_code, late.json()["code"]) == (409, "transaction_rolled_back")
+    assert cash(api) == "100.00"
+
+
+def test_a_bet_after_its_rollback_is_refused(
+    provider: ProviderClient, token: str, api: Api
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    provider.rollback(token, "x1", "b1")
+    retried = provider.bet(token, "b1", "r1", "10.00")
+    # The same bet again is answered as the first time (a provider's retry) ...
+    assert (retried.status_code, retried.headers["Idempotent-Replayed"]) == (200, "true")
+    # ... and takes nothing: the rollback stands.
+    assert cash(api) == "100.00"
+
+
+def test_nothing_follows_the_end_of_a_round(provider: ProviderClient, token: str, api: Api) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    ended = provider.end_round(token, "r1")
+    assert ended.json() == {"round_id": "r1", "status": "closed"}
+    assert provider.end_round(token, "r1").json() == {"round_id": "r1", "status": "closed"}
+    for answer in (
+        provider.win(token, "w1", "r1", "20.00"),
+        provider.bet(token, "b2", "r1", "1.00"),
+        provider.rollback(token, "x1", "b1"),
+    ):
+        assert (answer.status_code, answer.json()["code"]) == (409, "round_closed")
+    assert cash(api) == "90.00"
+
+
+def test_a_win_with_an_expired_token_lands_and_a_bet_is_refused(
+    provider: ProviderClient, token: str, api: Api, store: Store
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    later(store, 25 * 3600)
+    win = provider.win(token, "w1", "r1", "20.00")
+    assert (win.status_code, win.json()["cash"]) == (200, "110.00")
+    bet = provider.bet(token, "b2", "r2", "1.00")
+    assert (bet.status_code, bet.json()["code"]) == (401, "token_expired")
+    unknown = provider.bet("no-such-token", "b3", "r2", "1.00")
+    assert (unknown.status_code, unknown.json()["code"]) == (401, "invalid_token")
+
+
+def test_a_bet_over_the_balance_is_refused_with_the_balance(
+    provider: ProviderClient, token: str, api: Api
+) -> None:
+    answer = provider.bet(token, "b1", "r1", "100.01")
+    assert (answer.status_code, answer.json()["code"]) == (409, "insufficient_funds")
+    assert answer.json()["balance"] == "100.00"
+    assert cash(api) == "100.00"
+
+
+def test_an_excluded_player_bets_nothing_and_still_wins(
+    provider: ProviderClient, token: str, api: Api
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    excluded = api.post("/v1/players/alice/exclusions", {"kind": "time_out", "days": 1})
+    assert excluded.status_code == 201, excluded.text
+    bet = provider.bet(token, "b2", "r1", "1.00")
+    assert (bet.status_code, bet.json()["code"]) == (409, "player_excluded")
+    win = provider.win(token, "w1", "r1", "5.00")
+    assert (win.status_code, win.json()["cash"]) == (200, "95.00")
+
+
+def test_a_loss_limit_refuses_a_bet_past_it(
+    provider: ProviderClient, token: str, api: Api, client: TestClient
+) -> None:
+    limits = {"mode": "real", "deposit": {"day": None, "week": None, "month": None},
+              "loss": {"day": "15.00", "week": None, "month": None}}  # fmt: skip
+    assert client.put("/v1/players/alice/limits", json=limits, headers=SERVICE).status_code == 200
+    assert provider.bet(token, "b1", "r1", "10.00").status_code == 200
+    refused = provider.bet(token, "b2", "r1", "10.00")
+    assert (refused.status_code, refused.json()["code"]) == (409, "loss_limit_exceeded")
+    assert provider.win(token, "w1", "r1", "10.00").status_code == 200
+    assert cash(api) == "100.00"
+
+
+def test_a_win_for_a_round_without_a_bet_by_that_player_is_refused(
+    provider: ProviderClient, token: str, api: Api, client: TestClient
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    api.player("bob", real="10.00")
+    bobs = open_session(client, "bob")
+    for answer in (provider.win(token, "w1", "r9", "5.00"), provider.win(bobs, "w2", "r1", "5.00")):
+        assert (answer.status_code, answer.json()["code"]) == (409, "unknown_round")
+    assert (cash(api), cash(api, "bob")) == ("90.00", "10.00")
+
+
+def test_a_bad_signature_is_refused_and_changes_nothing(
+    provider: ProviderClient, token: str, api: Api, client: TestClient
+) -> None:
+    forged = provider.call("bet", {"token": token, "transaction_id": "b1", "round_id": "r1",
+                                   "game_id": "g", "amount": "10.00"},
+                           signature="sha256=" + "0" * 64)  # fmt: skip
+    assert (forged.status_code, forged.json()["code"]) == (401, "invalid_signature")
+    stranger = ProviderClient(client, "acme", secret="another-secret-of-32-characters-000")
+    assert stranger.bet(token, "b1", "r1", "10.00").status_code == 401
+    unknown = ProviderClient(client, "nobody")
+    assert unknown.balance(token).json()["code"] == "invalid_signature"
+    # The signature is checked before the body is read: an unknown field signed is 422.
+    odd = provider.call("balance", {"token": token, "extra": 1})
+    assert (odd.status_code, odd.json()["code"]) == (422, "invalid_request")
+    assert cash(api) == "100.00"
+
+
+def test_a_rotated_secret_signs_beside_the_old_until_the_old_is_dropped(
+    provider: ProviderClient, token: str, client: TestClient
+) -> None:
+    def rotate(secrets: list[str]) -> None:
+        answer = client.put("/v1/providers/acme/secrets", json={"secrets": secrets},
+                            headers=OPERATOR)  # fmt: skip
+        assert answer.status_code == 200, answer.text
+        assert "secrets" not in answer.json()
+
+    rotate([SECRET, NEXT_SECRET])
+    moved = ProviderClient(client, secret=NEXT_SECRET)
+    assert provider.balance(token).status_code == 200
+    assert moved.balance(token).status_code == 200
+    rotate([NEXT_SECRET])
+    assert provider.balance(token).json()["code"] == "invalid_signature"
+    assert moved.balance(token).status_code == 200
+
+
+def test_concurrent_bets_race_for_the_last_dollar(
+    provider: ProviderClient, token: str, api: Api
+) -> None:
+    answers: list[int] = []
+
+    def bet(n: int) -> None:
+        answers.append(provider.bet(token, f"b{n}", "r1", "30.00").status_code)
+
+    threads = [threading.Thread(target=bet, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(answers) == [200] * 3 + [409] * 5
+    assert cash(api) == "10.00"
+    assert api.trial_balance()["total"] == "0.00"
+
+
+def test_a_provider_retrying_a_win_twenty_times_is_credited_once(
+    provider: ProviderClient, token: str, api: Api, store: Store
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    later(store, 25 * 3600)  # the token long expired: a win still lands
+    answers = [provider.win(token, "w1", "r1", "50.00") for _ in range(20)]
+    assert {(a.status_code, a.json()["cash"]) for a in answers} == {(200, "140.00")}
+    assert [a.headers.get("Idempotent-Replayed") for a in answers][1:] == ["true"] * 19
+    assert cash(api) == "140.00"
+
+
+def test_the_reconciliation_lists_every_call_as_json_and_csv(
+    provider: ProviderClient, token: str, api: Api, client: TestClient
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    provider.bet(token, "b2", "r1", "2.00")
+    provider.rollback(token, "x1", "b2")
+    provider.win(token, "w1", "r1", "4.00")
+    provider.end_round(token, "r1")
+    provider.rollback(token, "x2", "b9")
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    path = f"/v1/providers/acme/transactions?from={today}&to={today}&limit=5"
+    first = client.get(path, headers=AUDITOR).json()
+    rows = [(t["transaction_id"], t["kind"], t["amount"], t["status"])
+            for t in first["transactions"]]  # fmt: skip
+    assert rows == [("b1", "bet", "10.00", "ok"), ("b2", "bet", "2.00", "rolled_back"),
+                    ("x1", "rollback", "2.00", "ok"), ("w1", "win", "4.00", "ok"),
+                    (None, "end_round", "0.00", "ok")]  # fmt: skip
+    rest = client.get(f"{path}&after={first['next_after']}", headers=AUDITOR).json()
+    assert [(t["transaction_id"], t["status"]) for t in rest["transactions"]] == [
+        ("x2", "tombstone")
+    ]
+    assert rest["next_after"] is None
+    text = client.get(path, headers={**OPERATOR, "Accept": "text/csv"}).text
+    assert text.splitlines()[0] == "transaction_id,kind,round_id,player_id,amount,at,status"
+    assert text.splitlines()[1].startswith("b1,bet,r1,alice,10.00,")
+
+
+def test_a_provider_is_registered_once_and_its_secrets_never_shown(
+    client: TestClient, api: Api
+) -> None:
+    body: dict[str, Any] = {"provider_id": "acme", "name": "Acme", "secrets": [SECRET],
+                            "bonus_allowed": True}  # fmt: skip
+    headers = {**OPERATOR, "Idempotency-Key": uuid.uuid4().hex}
+    first = client.post("/v1/providers", json=body, headers=headers)
+    assert first.json() == {"provider_id": "acme", "name": "Acme", "bonus_allowed": True,
+                            "theoretical_rtp": None}  # fmt: skip
+    again = client.post("/v1/providers", json=body, headers={**headers, "Idempotency-Key": "k2"})
+    assert (again.status_code, again.json()["code"]) == (409, "provider_exists")
+    short = client.post("/v1/providers", json={**body, "secrets": ["short"]},
+                        headers={**headers, "Idempotency-Key": "k3"})  # fmt: skip
+    assert short.status_code == 422
+    assert SECRET not in client.get("/v1/events?after=0&limit=500", headers=OPERATOR).text
+
+
+def test_a_round_without_calls_ends_a_late_win_still_lands_and_the_index_shows_it(
+    provider: ProviderClient, token: str, api: Api, store: Store
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    later(store, 3_601)
+    bet = provider.bet(token, "b2", "r1", "1.00")
+    assert (bet.status_code, bet.json()["code"]) == (409, "round_closed")
+    rollback = provider.rollback(token, "x1", "b1")
+    assert (rollback.status_code, rollback.json()["code"]) == (409, "round_closed")
+    now = store.app.clock()
+    ended = LapsedProviderRoundWorker(store, 3_600).end_lapsed_rounds(now)
+    assert len(ended) == 1
+    assert LapsedProviderRoundWorker(store, 3_600).end_lapsed_rounds(now) == []
+    win = provider.win(token, "w1", "r1", "7.00")
+    assert (win.status_code, win.json()["cash"]) == (200, "97.00")
+    index = api.get("/v1/rounds?player_id=alice", headers=AUDITOR).json()["rounds"]
+    assert [(r["game"], r["variant"], r["status"]) for r in index] == [
+        ("external", "acme", "closed")
+    ]
+    trail = api.get(f"/v1/rounds/{index[0]['round_id']}/audit").json()
+    assert [e["type"] for e in trail["events"]] == [
+        "Opened", "BetTaken", "StakeTaken", "Ended", "WinPaid", "Credited"
+    ]  # fmt: skip
+    assert trail["status"] == "closed"
+    shown = api.get(f"/v1/rounds/{index[0]['round_id']}").json()
+    assert (shown["game"], shown["provider_round_id"], shown["ended_by"]) == (
+        "external",
+        "r1",
+        "inactive",
+    )
+    assert (shown["staked"], shown["won"], shown["net"]) == ("10.00", "7.00", "-3.00")
+
+
+def test_the_revenue_and_rtp_reports_count_a_providers_rounds_and_a_late_win_on_its_day(
+    provider: ProviderClient, token: str, api: Api, store: Store
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    provider.bet(token, "b2", "r1", "4.00")
+    provider.rollback(token, "x1", "b2")
+    provider.win(token, "w1", "r1", "6.00")
+    provider.end_round(token, "r1")
+    provider.bet(token, "b3", "r2", "10.00")
+    provider.win(token, "w2", "r2", "12.00")
+    provider.end_round(token, "r2")
+    provider.bet(token, "b4", "r3", "5.00")  # still open: not counted yet
+    revenue = api.get("/v1/reports/revenue?mode=real", headers=OPERATOR).json()
+    rows = [(r["game"], r["variant"], r["rounds"], r["stakes"], r["returns"], r["ggr"])
+            for r in revenue["rows"]]  # fmt: skip
+    assert rows == [("external", "acme", 2, "20.00", "18.00", "2.00")]
+    rtp = api.get("/v1/reports/rtp?game=external&variant=acme", headers=OPERATOR).json()
+    assert (rtp["rounds"], rtp["actual_rtp"], rtp["theoretical_rtp"]) == (2, "0.900000", "0.960000")
+    assert rtp["theoretical_source"] == "declared by the provider at registration"
+    # A round left without calls is counted when it ends; its late win on its own day.
+    later(store, 3_601)
+    LapsedProviderRoundWorker(store, 3_600).end_lapsed_rounds(store.app.clock())
+    provider.win(token, "w4", "r3", "1.00")
+    revenue = api.get("/v1/reports/revenue?mode=real", headers=OPERATOR).json()
+    total = revenue["totals"]["ltd"]
+    assert (total["rounds"], total["stakes"], total["returns"]) == (3, "25.00", "19.00")
+    assert verify(store, None, lambda _: None).problems == []
+
+
+def test_a_providers_round_is_in_the_players_game_history_once_it_ends(
+    provider: ProviderClient, token: str, api: Api, store: Store
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    provider.win(token, "w1", "r1", "4.00")
+    provider.bet(token, "b2", "r2", "5.00")  # not over: not in the history yet
+    provider.end_round(token, "r1")
+    history = api.get("/v1/players/alice/history").json()["rounds"]
+    assert [(h["net"], h["balance_before"], h["balance_after"], h["round"]["game"])
+            for h in history] == [("-6.00", "100.00", "94.00", "external")]  # fmt: skip
+    later(store, 3_601)  # r2 lapses, and a win lands after its end
+    LapsedProviderRoundWorker(store, 3_600).end_lapsed_rounds(store.app.clock())
+    provider.win(token, "w2", "r2", "8.00")
+    history = api.get("/v1/players/alice/history").json()["rounds"]
+    assert [(h["net"], h["balance_after"]) for h in history] == [
+        ("3.00", "97.00"),
+        ("-6.00", "94.00"),
+    ]
+
+
+def test_real_and_play_money_never_share_a_providers_round(
+    provider: ProviderClient, token: str, api: Api, client: TestClient
+) -> None:
+    api.deposit("alice", "50.00", mode="play")
+    body = {"provider_id": "acme", "game_id": "starburst", "mode": "play"}
+    headers = {**SERVICE, "Idempotency-Key": uuid.uuid4().hex}
+    play = client.post("/v1/players/alice/game-sessions", json=body, headers=headers).json()
+    provider.bet(token, "b1", "r1", "10.00")
+    provider.bet(play["token"], "b2", "r1", "5.00")
+    provider.end_round(play["token"], "r1")
+    win = provider.win(token, "w1", "r1", "20.00")  # the real round is still open
+    assert (win.status_code, win.json()["cash"]) == (200, "110.00")
+    assert (cash(api), api.wallet("alice", "play")["balance"]) == ("110.00", "45.00")
+    assert api.trial_balance("play")["total"] == api.trial_balance()["total"] == "0.00"
