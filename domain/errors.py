@@ -402,6 +402,7 @@ class BonusSurebet(DomainError):
     half the bonus; the facts name the limit and the bonus staked."""
 
     code = "bonus_surebet"
+    kind = "conflict"
 
 
 # Third-party games (rules.md 10).

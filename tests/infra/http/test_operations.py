@@ -140,7 +140,7 @@ def test_a_server_with_its_workers_is_ready(store: Store) -> None:
         workers = next(c for c in answer.json()["checks"] if c["name"] == "workers")
         assert workers["detail"] == (
             "store_watch, idle_rounds, lapsed_provider_rounds, abandoned_rounds, due_choices, "
-            "exclusions, significant_events, receipt_pruner, witness"
+            "exclusions, bonus_expiry, significant_events, receipt_pruner, witness"
         )
         deadline = time.monotonic() + 10
         while not sample(scrape(api), "casino_worker_ticks_total", worker="projector"):
