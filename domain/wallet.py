@@ -219,14 +219,8 @@ class Wallet(FastCopy, Aggregate):
         entry = self.bonus_rounds.get(round_id)
         if bonus is not None and entry is not None and entry["bonus_id"] != bonus["bonus_id"]:
             bonus = None  # the round's stakes belong to a bonus now ended: cash only
-        # A player-banked game looks at the bonus only to say why it refuses a stake.
-        bonus_cents = self.bonus_available_cents if bonus is not None or not house else 0
-        split = split_stake(amount_cents, self.available_cents, bonus_cents, house)
-        if split is None:
-            self._check_available(amount_cents, "hold")
-        assert split is not None
+        split = self._split(amount_cents, bonus, house, "hold")
         if bonus is not None:
-            check_max_bet(amount_cents, bonus["max_bet_cents"])
             before = bonus["balance_cents"] if entry is None else entry["before_cents"]
             staked = split.bonus_cents + (0 if entry is None else entry["held_cents"])
             check_surebet(surebet, staked, before)
@@ -252,15 +246,7 @@ class Wallet(FastCopy, Aggregate):
         the cash part and the bonus part as this says (`used_cash`, `used_bonus`); the
         surebet rule does not apply (a provider's bets carry no outcome we know)."""
         _check_positive(amount_cents)
-        bonus = self.active_bonus if bonus_allowed else None
-        bonus_cents = 0 if bonus is None else self.bonus_available_cents
-        split = split_stake(amount_cents, self.available_cents, bonus_cents, True)
-        if split is None:
-            self._check_available(amount_cents, "bet")
-        assert split is not None
-        if bonus is not None:
-            check_max_bet(amount_cents, bonus["max_bet_cents"])
-        return split
+        return self._split(amount_cents, self.active_bonus if bonus_allowed else None, True, "bet")
 
     def bank_at(self, table_id: str) -> int:
         """The bank this wallet holds at a player-banked table (rules.md 2.3, 2.4)."""
@@ -655,6 +641,21 @@ class Wallet(FastCopy, Aggregate):
         self.points = points_after
 
     # Helpers.
+
+    def _split(
+        self, amount_cents: int, bonus: dict[str, Any] | None, house: bool, action: str
+    ) -> Split:
+        """A stake's cash and `bonus` parts, cash first, within the bonus's maximum stake;
+        refused when they do not cover it (a player-banked game, `house` False, looks at
+        the bonus only to say why it refuses)."""
+        bonus_cents = self.bonus_available_cents if bonus is not None or not house else 0
+        split = split_stake(amount_cents, self.available_cents, bonus_cents, house)
+        if split is None:
+            self._check_available(amount_cents, action)
+        assert split is not None
+        if bonus is not None:
+            check_max_bet(amount_cents, bonus["max_bet_cents"])
+        return split
 
     def _settle_bonus(
         self,
