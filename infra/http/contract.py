@@ -37,6 +37,9 @@ from infra.http.problems import FIELD_CODES, TITLES, status_of
 from infra.http.reading import min_position
 
 REFUSALS = "x-casino-refusals"
+# A route idempotent by a key of its body (a provider's transaction id, rules.md 10):
+# its answer carries Casino-Position and Idempotent-Replayed as a command's does.
+KEYED = "x-casino-keyed"
 ROLES = {
     "service": "an upstream service: commands, and reads of players, wallets, rounds, tables",
     "operator": "everything a service can, plus reports and point adjustments",
@@ -51,10 +54,12 @@ def answers(
     *refusals: Refusal,
     description: str = "",
     also: tuple[str, ...] = (),
+    keyed: bool = False,
 ) -> dict[str, Any]:
     """A route decorator's arguments: its status and answer, and the refusals of the
     domain (or of the route, as (status, code)) it can meet. `also` names the other
-    media types the answer comes in, besides JSON, when the caller's Accept asks."""
+    media types the answer comes in, besides JSON, when the caller's Accept asks;
+    `keyed`, a route idempotent by a key in its body (its answer's headers a command's)."""
     codes = [(status_of(r), r.code) if isinstance(r, type) else r for r in refusals]
     answer: dict[str, Any] = {"model": model, "description": description or "the answer"}
     if also:
@@ -63,7 +68,7 @@ def answers(
         "status_code": status,
         "response_model": None,
         "responses": {status: answer},
-        "openapi_extra": {REFUSALS: codes},
+        "openapi_extra": {REFUSALS: codes, **({KEYED: True} if keyed else {})},
     }
 
 
@@ -192,6 +197,7 @@ def _validated_names(route: Any) -> Iterator[str]:
 def _complete(operation: dict[str, Any], route: Any, method: str) -> None:
     traits = traits_of(route, method)
     operation.pop(REFUSALS, None)
+    keyed = bool(operation.pop(KEYED, False))
     if traits.roles:
         operation["security"] = [{role: []} for role in traits.roles]
     parameters = operation.setdefault("parameters", [])
@@ -201,7 +207,7 @@ def _complete(operation: dict[str, Any], route: Any, method: str) -> None:
     responses = operation["responses"]
     for status, answer in responses.items():
         if status.startswith("2"):
-            answer["headers"] = _success_headers(traits.command)
+            answer["headers"] = _success_headers(traits.command or keyed)
     for status, codes in traits.refusals.items():
         responses[str(status)] = _problem_response(status, codes)
     operation["responses"] = dict(sorted(responses.items()))

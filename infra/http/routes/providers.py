@@ -195,6 +195,7 @@ async def balance(
         PlayerExcluded,
         LossLimitExceeded,
         RoundTransactionsExceeded,
+        keyed=True,
     ),
 )
 async def bet(body: BetCall, request: Request, call: SignedCall = Depends(signed_call)) -> Any:
@@ -217,6 +218,7 @@ async def bet(body: BetCall, request: Request, call: SignedCall = Depends(signed
         DuplicateTransaction,
         BalanceLimitExceeded,
         RoundTransactionsExceeded,
+        keyed=True,
     ),
 )
 async def win(body: WinCall, request: Request, call: SignedCall = Depends(signed_call)) -> Any:
@@ -232,7 +234,13 @@ async def win(body: WinCall, request: Request, call: SignedCall = Depends(signed
 @wallet_router.post(
     "/rollback",
     **answers(
-        200, a.WalletCredited, *CALL, RoundClosed, DuplicateTransaction, BalanceLimitExceeded
+        200,
+        a.WalletCredited,
+        *CALL,
+        RoundClosed,
+        DuplicateTransaction,
+        BalanceLimitExceeded,
+        keyed=True,
     ),
 )
 async def rollback(
