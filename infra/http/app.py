@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 
 from domain.errors import DomainError
 from infra.checkpoints.witnesses import open_witness
-from infra.config import Settings
+from infra.config import Settings, parse_api_keys
 from infra.fault_log import faults
 from infra.feed.relay import FeedCollector, feed_relays
 from infra.http.auth import key_digests
@@ -71,9 +71,13 @@ def witness_worker(store: Store, settings: Settings) -> WitnessWorker:
     return WitnessWorker(store, witness, settings.witness_seconds, settings.witness_events)
 
 
-def create_app(store: Store, settings: Settings, *, background: bool = True) -> FastAPI:
+def create_app(
+    store: Store, settings: Settings, *, background: bool = True, tenant: str | None = None
+) -> FastAPI:
     """The app: FastAPI's routing, the store's commands and reads, the workers (with
-    `background`), and the middleware that wraps every request."""
+    `background`), and the middleware that wraps every request. `tenant`: the app is
+    one tenant's of several (infra/http/tenants.py): its keys are only those the
+    directory gives it, and its workers' log lines name it."""
     metrics = Metrics(store)
     store.commands.observe(metrics)
     workers: list[PeriodicWorker] = []
@@ -94,7 +98,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
             start.record()  # or, the store down, again every second (StoreWatch)
             started = [StoreWatch(store, start), *_workers(store, settings, throttle)]
         for worker in started:
-            worker.observer, worker.failures = metrics, throttle
+            worker.observer, worker.failures, worker.tenant = metrics, throttle, tenant
             worker.start()
         workers.extend(started)
         # What a cash-out waits for (infra/http/cash_out.py).
@@ -133,8 +137,10 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     metrics.registry.register(FeedCollector(workers))  # the feed's relay among them
     api.state.start = start  # and whether the start-up event is saved
     api.state.witness = None  # set once the workers start
-    api.state.api_keys = settings.keys()
-    api.state.key_digests = key_digests(settings.keys())
+    keys = settings.keys() if tenant is None else parse_api_keys(settings.api_keys)
+    api.state.tenant = tenant
+    api.state.api_keys = keys
+    api.state.key_digests = key_digests(keys)
     api.state.refusals = throttle
     # FastAPI tries each route in order until one matches (about 5 microseconds a
     # route): the routers of the busiest commands come first. No two routes match one

@@ -1,0 +1,169 @@
+"""One process serving several tenants (rules.md 11): a request's key chooses its app.
+
+Each tenant has an app of its own (infra/http/app.py: `create_app`), over a store of
+its own, with its own keys, caches, metrics, workers, witness and group commit: the
+routes, `app_of(request)` and every read and command work as with one tenant, and
+nothing one tenant's app holds is reachable from another's. `TenantApps` only chooses:
+
+- a request whose bearer key is one of a tenant's goes to that tenant's app, with
+  `tenant` bound in every log line made while it is answered;
+- readiness (`/v1/health/ready`) and `/metrics` answer for the whole process:
+  readiness is 200 while at least one tenant can save, its checks named
+  `TENANT/CHECK`; the metrics are every tenant's, labelled `tenant`;
+- any other request (no key, an unknown key, a page or document that needs none)
+  goes to the first tenant's app, which answers it as it would any caller without
+  a known key (401, or the page);
+- a tenant fenced while it moves (`casino tenants move`) answers its commands 503
+  `tenant_moving` with `Retry-After` (infra/tenant_move.py); its reads go on.
+
+The key is looked up by its SHA-256 digest, so the lookup's time tells nothing of
+the keys configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import time
+from contextlib import AsyncExitStack
+from typing import Any
+
+import structlog
+from fastapi import FastAPI
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.types import Receive, Scope, Send
+
+from infra.http.auth import KEY_LENGTH_MAX
+from infra.http.problems import problem_response
+from infra.http.responses import FastJSONResponse
+from infra.http.routes.health import CRITICAL, NO_ANSWER, Check, readiness, within_budget
+from infra.metrics import CONTENT_TYPE, tenants_exposition
+
+SAFE_METHODS = frozenset(("GET", "HEAD", "OPTIONS"))
+FENCE_SECONDS_MAX = 30.0  # a fence never outlives this, whoever forgot to lift it
+
+
+class DuplicateKey(Exception):
+    """An API key configured for two tenants."""
+
+
+class TenantApps:
+    def __init__(self, apps: dict[str, FastAPI]) -> None:
+        if not apps:
+            raise ValueError("no tenant")
+        self.apps = apps
+        self.front = next(iter(apps.values()))
+        self._by_digest: dict[bytes, str] = {}
+        for name, app in apps.items():
+            for key in app.state.api_keys:
+                other = self._by_digest.setdefault(_digest(key), name)
+                if other != name:
+                    raise DuplicateKey(f"tenants {other} and {name} share an API key")
+        self._fences: dict[str, float] = {}  # tenant -> when the fence lapses (monotonic)
+
+    def tenant_of(self, scope: Scope) -> str | None:
+        header = Headers(scope=scope).get("authorization", "")
+        scheme, _, key = header.partition(" ")
+        key = key.strip()
+        if scheme.lower() != "bearer" or not key or len(key) > KEY_LENGTH_MAX:
+            return None
+        return self._by_digest.get(_digest(key))
+
+    def fence(self, tenant: str, seconds: float) -> None:
+        """Refuse the tenant's commands (503 tenant_moving) until `lift` or `seconds`."""
+        self._fences[tenant] = time.monotonic() + min(seconds, FENCE_SECONDS_MAX)
+
+    def lift(self, tenant: str) -> None:
+        self._fences.pop(tenant, None)
+
+    def _fenced_for(self, tenant: str) -> float:
+        until = self._fences.get(tenant)
+        left = 0.0 if until is None else until - time.monotonic()
+        if until is not None and left <= 0:
+            self._fences.pop(tenant, None)
+        return max(left, 0.0)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        path = scope.get("path", "")
+        if scope["type"] == "http" and path == "/v1/health/ready":
+            await (await self._ready())(scope, receive, send)
+            return
+        if scope["type"] == "http" and path == "/metrics":
+            await (await run_in_threadpool(self._metrics))(scope, receive, send)
+            return
+        tenant = self.tenant_of(scope) if scope["type"] == "http" else None
+        if tenant is None:
+            await self.front(scope, receive, send)
+            return
+        with structlog.contextvars.bound_contextvars(tenant=tenant):
+            fenced = self._fenced_for(tenant)
+            if fenced and scope["method"] not in SAFE_METHODS:
+                refusal = problem_response(
+                    503, "tenant_moving",
+                    f"the tenant {tenant} is moving to another database; the request was not "
+                    "taken: retry it with the same Idempotency-Key",
+                )  # fmt: skip
+                refusal.headers["Retry-After"] = str(max(1, math.ceil(fenced)))
+                await refusal(scope, receive, send)
+                return
+            await self.apps[tenant](scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        """Every tenant's app started (its workers, its start-up event) and stopped."""
+        await receive()  # lifespan.startup
+        async with AsyncExitStack() as stack:
+            try:
+                for name, app in self.apps.items():
+                    with structlog.contextvars.bound_contextvars(tenant=name):
+                        await stack.enter_async_context(app.router.lifespan_context(app))
+            except BaseException as error:
+                await send({"type": "lifespan.startup.failed", "message": repr(error)[:500]})
+                return
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def _ready(self) -> FastJSONResponse:
+        """200 while at least one tenant can save; each tenant's checks, named."""
+        answers = await asyncio.gather(*(self._tenant_checks(app) for app in self.apps.values()))
+        listed: list[dict[str, Any]] = []
+        serving = []
+        for name, checks in zip(self.apps, answers, strict=True):
+            listed += [{"name": f"{name}/{c.name}", "ok": c.ok, "detail": c.detail} for c in checks]
+            if not any(not c.ok and c.name in CRITICAL for c in checks):
+                serving.append(name)
+        failing = [c for c in listed if not c["ok"]]
+        if not serving:
+            detail = "; ".join(f"{c['name']}: {c['detail']}" for c in failing if _critical(c))
+            return problem_response(503, "not_ready", detail, checks=listed)
+        status = "degraded" if failing else "ready"
+        return FastJSONResponse({"status": status, "checks": listed})
+
+    @staticmethod
+    async def _tenant_checks(app: FastAPI) -> list[Check]:
+        state = app.state
+        try:
+            checks: list[Check] = await within_budget(
+                readiness, state.store, state.workers, state.start
+            )
+        except TimeoutError:
+            checks = [Check("store", False, NO_ANSWER)]
+        return checks
+
+    def _metrics(self) -> Response:
+        registries = {name: app.state.metrics.registry for name, app in self.apps.items()}
+        return Response(tenants_exposition(registries), media_type=CONTENT_TYPE)
+
+
+def _critical(check: dict[str, Any]) -> bool:
+    return str(check["name"]).rsplit("/", 1)[-1] in CRITICAL
+
+
+def _digest(key: str) -> bytes:
+    return hashlib.sha256(key.encode()).digest()
