@@ -131,7 +131,9 @@ class TenantApps:
 
     async def _ready(self) -> FastJSONResponse:
         """200 while at least one tenant can save; each tenant's checks, named."""
-        answers = await asyncio.gather(*(self._tenant_checks(app) for app in self.apps.values()))
+        answers = await asyncio.gather(
+            *(self._tenant_checks(name, app) for name, app in self.apps.items())
+        )
         listed: list[dict[str, Any]] = []
         serving = []
         for name, checks in zip(self.apps, answers, strict=True):
@@ -146,12 +148,9 @@ class TenantApps:
         return FastJSONResponse({"status": status, "checks": listed})
 
     @staticmethod
-    async def _tenant_checks(app: FastAPI) -> list[Check]:
-        state = app.state
+    async def _tenant_checks(name: str, app: FastAPI) -> list[Check]:
         try:
-            checks: list[Check] = await within_budget(
-                readiness, state.store, state.workers, state.start
-            )
+            checks: list[Check] = await within_budget(_readiness, name, app)
         except TimeoutError:
             checks = [Check("store", False, NO_ANSWER)]
         return checks
@@ -159,6 +158,11 @@ class TenantApps:
     def _metrics(self) -> Response:
         registries = {name: app.state.metrics.registry for name, app in self.apps.items()}
         return Response(tenants_exposition(registries), media_type=CONTENT_TYPE)
+
+
+def _readiness(tenant: str, app: FastAPI) -> list[Check]:
+    with structlog.contextvars.bound_contextvars(tenant=tenant):  # a thread of its own
+        return readiness(app.state.store, app.state.workers, app.state.start)
 
 
 def _critical(check: dict[str, Any]) -> bool:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
@@ -19,7 +20,8 @@ from infra.http.app import create_app
 from infra.http.tenants import TenantApps
 from infra.store.seal import new_private_key, parse_private_key, private_key_text, public_key_text
 from infra.store.store import Store, open_store
-from tests.conftest import StoreFactory
+from tests.conftest import POSTGRES_REQUIRED, StoreFactory
+from tests.faults.cluster import Cluster, postgres_binaries
 
 
 @dataclass
@@ -52,6 +54,70 @@ def tenant_entry(name: str, url: str, schema: str, witness: Path) -> dict[str, A
     }
 
 
+def open_brand(name: str, url: str, schema: str, folder: Path) -> Brand:
+    """A tenant's store opened as the server opens it, with keys of its own."""
+    entry = tenant_entry(name, url, schema, folder / f"{name}.jsonl")
+    store = open_store(
+        url,
+        postgres_schema=schema,
+        pool_size=2,
+        games=GameSettings(test_mode=True),
+        seal_key=parse_private_key(entry["seal_key"]),
+    )
+    keys = ",".join(f"{role}={key}" for role, key in entry["api_keys"].items())
+    settings = load_settings(database_url=url, postgres_schema=schema, api_keys=keys)
+    return Brand(name, store, settings, entry)
+
+
+def serve(brands: dict[str, Brand], background: bool = False) -> TenantApps:
+    return TenantApps(
+        {
+            name: create_app(brand.store, brand.settings, background=background, tenant=name)
+            for name, brand in brands.items()
+        }
+    )
+
+
+@pytest.fixture(scope="session")
+def second_cluster(postgres_up: bool) -> Iterator[Cluster]:
+    """A PostgreSQL cluster of the tests' own beside the shared one, on a free port,
+    removed afterwards (tests/faults/cluster.py)."""
+    binaries = postgres_binaries()
+    if not postgres_up or binaries is None:
+        if POSTGRES_REQUIRED:
+            pytest.fail("a second PostgreSQL cluster is required, and initdb is not installed")
+        pytest.skip("PostgreSQL or its initdb is not here")
+    Cluster.remove_orphans(binaries)
+    cluster = Cluster(binaries)
+    cluster.create()
+    try:
+        cluster.new_database("test")
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+def cluster_url(cluster: Cluster) -> str:
+    return cluster.url("test_1")
+
+
+def stop(cluster: Cluster) -> None:
+    """The cluster down, every connection ended (fast: the suite's clusters run with
+    synchronous_commit off, which an immediate stop would make lose commits)."""
+    cluster.pg_ctl("stop", "-m", "fast")
+
+
+def start(cluster: Cluster) -> None:
+    if not (cluster.data / "postmaster.pid").exists():
+        cluster.pg_ctl("start")
+    cluster.wait_until_up()
+
+
+def drop_schema(url: str, schema: str) -> None:
+    with psycopg.connect(url, autocommit=True, connect_timeout=5) as connection:
+        connection.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")  # type: ignore[arg-type]
+
+
 @pytest.fixture
 def brands(stores: StoreFactory, tmp_path: Path) -> Iterator[dict[str, Brand]]:
     """Tenants `alpha` and `beta`, each with a store of its own on the test's backend."""
@@ -60,20 +126,8 @@ def brands(stores: StoreFactory, tmp_path: Path) -> Iterator[dict[str, Brand]]:
     for name in ("alpha", "beta"):
         factory = StoreFactory(stores.backend, tmp_path / name)
         factories.append(factory)
-        entry = tenant_entry(name, factory.url, factory.schema, tmp_path / f"{name}.jsonl")
-        store = open_store(
-            factory.url,
-            postgres_schema=factory.schema,
-            pool_size=2,
-            games=GameSettings(test_mode=True),
-            seal_key=parse_private_key(entry["seal_key"]),
-        )
-        factory.opened.append(store)
-        keys = ",".join(f"{role}={key}" for role, key in entry["api_keys"].items())
-        settings = load_settings(
-            database_url=store.url, postgres_schema=factory.schema, api_keys=keys
-        )
-        made[name] = Brand(name, store, settings, entry)
+        made[name] = open_brand(name, factory.url, factory.schema, tmp_path)
+        factory.opened.append(made[name].store)
     yield made
     for factory in factories:
         factory.close_all()
@@ -81,11 +135,7 @@ def brands(stores: StoreFactory, tmp_path: Path) -> Iterator[dict[str, Brand]]:
 
 @pytest.fixture
 def served(brands: dict[str, Brand]) -> Iterator[TestClient]:
-    apps = {
-        name: create_app(brand.store, brand.settings, background=False, tenant=name)
-        for name, brand in brands.items()
-    }
-    with TestClient(TenantApps(apps)) as client:
+    with TestClient(serve(brands)) as client:
         yield client
 
 
