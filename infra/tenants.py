@@ -37,8 +37,9 @@ TENANTS_MAX = 1000  # each has its pools, workers and threads: far fewer fit one
 DIRECTORY_BYTES_MAX = 1_000_000
 ENTRY_FIELDS = frozenset(
     ("database_url", "postgres_schema", "database_owner_url", "api_keys", "seal_key",
-     "secret_key", "witness")
+     "secret_key", "witness", "fenced")
 )  # fmt: skip
+NOT_SETTINGS = frozenset(("api_keys", "fenced"))
 OWN = ("seal_key", "secret_key", "witness")  # every tenant's own, never shared
 
 
@@ -46,6 +47,8 @@ OWN = ("seal_key", "secret_key", "witness")  # every tenant's own, never shared
 class Tenant:
     name: str
     settings: Settings
+    # Its commands refused while it moves (infra/tenant_move.py): set in the directory.
+    fenced: bool = False
 
     @property
     def location(self) -> str:
@@ -66,7 +69,10 @@ def load_tenants(base: Settings | None = None) -> dict[str, Tenant]:
     if not base.tenants.strip():
         return {DEFAULT: Tenant(DEFAULT, base)}
     entries = _entries(base.tenants)
-    tenants = {name: Tenant(name, _settings(base, name, entry)) for name, entry in entries.items()}
+    tenants = {
+        name: Tenant(name, _settings(base, name, entry), fenced=entry.get("fenced") is True)
+        for name, entry in entries.items()
+    }
     _refuse_shared(tenants)
     return tenants
 
@@ -130,7 +136,7 @@ def _settings(base: Settings, name: str, entry: dict[str, Any]) -> Settings:
     if with_dev_keys:  # the development keys reach the tenant `default`, and only it
         listed = ",".join(filter(None, [listed, *(f"{r}={k}" for k, r in DEV_KEYS.items())]))
     update = {
-        **{field: entry[field] for field in ENTRY_FIELDS - {"api_keys"} if field in entry},
+        **{field: entry[field] for field in ENTRY_FIELDS - NOT_SETTINGS if field in entry},
         "postgres_schema": entry.get("postgres_schema") or name,
         "api_keys": listed,
         "tenants": "",

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -190,15 +191,24 @@ def tenant_apps(tenants: dict[str, Any]) -> Any:
     """One app per tenant, over its own store, behind the key that chooses it."""
     from infra.http.app import create_app
     from infra.http.tenants import DuplicateKey, TenantApps
+    from infra.tenants import load_tenants
 
-    apps = {}
-    for name, tenant in tenants.items():
+    def opener(name: str, tenant: Any) -> Any:
         store = open_configured_store(
             tenant.settings, sealed=True, serving=True, name=f"casino-serve-{name}"
         )
-        apps[name] = create_app(store, tenant.settings, tenant=name)
+        return create_app(store, tenant.settings, tenant=name)
+
+    base = cli_store.base_settings_or_exit()
+    listed = Path(base.tenants.strip())
+    directory = None if base.tenants.strip().startswith("{") else listed  # a file: watched
     try:
-        return TenantApps(apps)
+        return TenantApps(
+            {name: opener(name, tenant) for name, tenant in tenants.items()},
+            directory=directory,
+            reload=lambda: load_tenants(base),
+            opener=opener,
+        )
     except DuplicateKey as error:
         typer.echo(f"configuration error: CASINO_TENANTS: {error}", err=True)
         raise typer.Exit(USAGE_ERROR) from None

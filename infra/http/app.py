@@ -108,6 +108,8 @@ def create_app(
             worker.stop()
             workers.remove(worker)
         recorder.shutdown(wait=True)  # what was handed off is written before the rest
+        if api.state.retired:  # its tenant moved on (infra/http/tenants.py): not a word more
+            return
         throttle.flush()
         if background:
             store.app.record_significant("stopped", {})
@@ -139,6 +141,7 @@ def create_app(
     api.state.witness = None  # set once the workers start
     keys = settings.keys() if tenant is None else parse_api_keys(settings.api_keys)
     api.state.tenant = tenant
+    api.state.retired = False
     api.state.api_keys = keys
     api.state.key_digests = key_digests(keys)
     api.state.refusals = throttle

@@ -25,8 +25,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+import os
 import time
+from collections.abc import Callable
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -36,25 +39,50 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
+from infra.config import Settings
 from infra.http.auth import KEY_LENGTH_MAX
 from infra.http.problems import problem_response
 from infra.http.responses import FastJSONResponse
 from infra.http.routes.health import CRITICAL, NO_ANSWER, Check, readiness, within_budget
+from infra.logs import get_logger
 from infra.metrics import CONTENT_TYPE, tenants_exposition
+from infra.tenant_move import DIRECTORY_POLL_SECONDS
+from infra.tenants import Tenant
 
 SAFE_METHODS = frozenset(("GET", "HEAD", "OPTIONS"))
 FENCE_SECONDS_MAX = 30.0  # a fence never outlives this, whoever forgot to lift it
+log = get_logger("casino.tenants")
 
 
 class DuplicateKey(Exception):
     """An API key configured for two tenants."""
 
 
+Opener = Callable[[str, Tenant], FastAPI]  # a tenant's app over its store, opened
+
+
 class TenantApps:
-    def __init__(self, apps: dict[str, FastAPI]) -> None:
+    """`apps`: each tenant's. With `directory` (CASINO_TENANTS as a file), `reload`
+    (its tenants, read again) and `opener`, the process watches the directory: a
+    tenant marked `fenced` is fenced, and one whose place changed is opened there
+    (its app anew), its old app retired without a word more to its old store, and
+    the fence lifted (infra/tenant_move.py)."""
+
+    def __init__(
+        self,
+        apps: dict[str, FastAPI],
+        *,
+        directory: Path | None = None,
+        reload: Callable[[], dict[str, Tenant]] | None = None,
+        opener: Opener | None = None,
+    ) -> None:
         if not apps:
             raise ValueError("no tenant")
         self.apps = apps
+        self.directory, self.reload, self.opener = directory, reload, opener
+        self._places = {name: _place(app.state.settings) for name, app in apps.items()}
+        self._stacks: dict[str, AsyncExitStack] = {}
+        self._switching: set[str] = set()  # tenants being opened at their new place
         self.front = next(iter(apps.values()))
         self._by_digest: dict[bytes, str] = {}
         for name, app in apps.items():
@@ -103,7 +131,8 @@ class TenantApps:
             return
         with structlog.contextvars.bound_contextvars(tenant=tenant):
             fenced = self._fenced_for(tenant)
-            if fenced and scope["method"] not in SAFE_METHODS:
+            safe = scope["method"] in SAFE_METHODS and tenant not in self._switching
+            if fenced and not safe:
                 refusal = problem_response(
                     503, "tenant_moving",
                     f"the tenant {tenant} is moving to another database; the request was not "
@@ -117,17 +146,86 @@ class TenantApps:
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """Every tenant's app started (its workers, its start-up event) and stopped."""
         await receive()  # lifespan.startup
-        async with AsyncExitStack() as stack:
-            try:
-                for name, app in self.apps.items():
-                    with structlog.contextvars.bound_contextvars(tenant=name):
-                        await stack.enter_async_context(app.router.lifespan_context(app))
-            except BaseException as error:
-                await send({"type": "lifespan.startup.failed", "message": repr(error)[:500]})
-                return
-            await send({"type": "lifespan.startup.complete"})
-            await receive()  # lifespan.shutdown
+        try:
+            for name, app in self.apps.items():
+                await self._start(name, app)
+        except BaseException as error:
+            await self._stop_all()
+            await send({"type": "lifespan.startup.failed", "message": repr(error)[:500]})
+            return
+        watching = None
+        if self.directory is not None and self.reload and self.opener:
+            watching = asyncio.create_task(self._watch(self.directory))
+        await send({"type": "lifespan.startup.complete"})
+        await receive()  # lifespan.shutdown
+        if watching is not None:
+            watching.cancel()
+        await self._stop_all()
         await send({"type": "lifespan.shutdown.complete"})
+
+    async def _start(self, name: str, app: FastAPI) -> None:
+        stack = AsyncExitStack()
+        with structlog.contextvars.bound_contextvars(tenant=name):
+            await stack.enter_async_context(app.router.lifespan_context(app))
+        self._stacks[name] = stack
+
+    async def _stop_all(self) -> None:
+        for name in list(self._stacks):
+            with structlog.contextvars.bound_contextvars(tenant=name):
+                await self._stacks.pop(name).aclose()
+
+    async def _watch(self, directory: Path) -> None:
+        """Poll the directory file; act on what changed (a fence, a tenant's place)."""
+        seen = None
+        while True:
+            await asyncio.sleep(DIRECTORY_POLL_SECONDS)
+            try:
+                stamp = os.stat(directory).st_mtime_ns
+                if stamp == seen:
+                    continue
+                assert self.reload is not None
+                tenants = await run_in_threadpool(self.reload)
+                seen = stamp
+            except Exception as error:  # half written, or wrong: the last one read stands
+                log.warning("tenant_directory_unreadable", error=repr(error)[:300])
+                continue
+            for name, tenant in tenants.items():
+                if name in self.apps:
+                    await self._follow(name, tenant)
+
+    async def _follow(self, name: str, tenant: Tenant) -> None:
+        place = _place(tenant.settings)
+        if place != self._places[name]:
+            self._switching.add(name)  # every request refused until it is open there
+            self.fence(name, FENCE_SECONDS_MAX)
+            try:
+                await self._reopen(name, tenant)
+            except Exception as error:  # still refused: the operator's to see
+                log.error("tenant_not_reopened", tenant=name, error=repr(error)[:300])
+                return
+            self._places[name] = place
+            self._switching.discard(name)
+        if tenant.fenced:
+            self.fence(name, FENCE_SECONDS_MAX)
+        else:
+            self.lift(name)
+
+    async def _reopen(self, name: str, tenant: Tenant) -> None:
+        """The tenant's old app retired first (its workers stopped, nothing more written
+        to its store: no `stopped` event, no last checkpoint, the witness following the
+        log that goes on), then its app anew at the new place."""
+        assert self.opener is not None
+        old = self.apps[name]
+        old.state.retired = True
+        with structlog.contextvars.bound_contextvars(tenant=name):
+            await self._stacks.pop(name).aclose()
+            await run_in_threadpool(old.state.store.close)
+            new = await run_in_threadpool(self.opener, name, tenant)
+            await self._start(name, new)
+            self.apps[name] = new
+            if self.front is old:
+                self.front = new
+            log.info("tenant_moved", store=tenant.location)
 
     async def _ready(self) -> FastJSONResponse:
         """200 while at least one tenant can save; each tenant's checks, named."""
@@ -158,6 +256,10 @@ class TenantApps:
     def _metrics(self) -> Response:
         registries = {name: app.state.metrics.registry for name, app in self.apps.items()}
         return Response(tenants_exposition(registries), media_type=CONTENT_TYPE)
+
+
+def _place(settings: Settings) -> tuple[str, str]:
+    return settings.database_url, settings.postgres_schema
 
 
 def _readiness(tenant: str, app: FastAPI) -> list[Check]:
