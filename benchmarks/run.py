@@ -15,6 +15,7 @@ from benchmarks import (
     bench_rounds,
     bench_seals,
     bench_tables,
+    bench_tenants,
     bench_verify,
     bench_wallets,
 )
@@ -64,6 +65,11 @@ def main() -> None:
         " witness) beside pgbench; the wallet check in process, on and off (off: bench-only,"
         " not a configuration) (BENCH_CASH_OUTS=0 skips)",
         bench_cash_outs.run(),
+    )
+    section(
+        "tenants: deposits over HTTP at 16 clients, one tenant and four on two clusters in one"
+        " process, beside pgbench on each cluster (BENCH_TENANTS=0 skips)",
+        bench_tenants.run(),
     )
     print(f"\nall benchmarks took {time.perf_counter() - started:.1f} s")
 
