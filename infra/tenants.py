@@ -125,6 +125,8 @@ def _settings(base: Settings, name: str, entry: dict[str, Any]) -> Settings:
     for role, key in keys.items():
         if not isinstance(key, str) or not key.strip() or "," in key or "=" in key:
             raise ConfigError(f"CASINO_TENANTS: tenant {name}: the {role} key is not a plain key")
+    if not keys and name != DEFAULT:  # else the development keys would stand in
+        raise _refused(name, "needs api_keys of its own")
     missing = [field for field in OWN if not str(entry.get(field) or "").strip()]
     if missing:
         raise ConfigError(

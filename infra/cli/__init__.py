@@ -76,6 +76,7 @@ def main_options(
 
 WORKERS_MAX = 32  # server processes; beyond the cores they only contend
 SERVE_PID_VARIABLE = "CASINO_SERVE_PID"  # set by `casino serve` for its server processes
+SERVE_TENANT_VARIABLE = "CASINO_SERVE_TENANT"  # and the tenant `--tenant` named, if any
 
 
 @app.command()
@@ -120,7 +121,8 @@ def serve(
         workers=workers,
         projector=settings.projector_runs,
     )
-    beside = ProjectorBeside() if settings.projector_runs == "beside" else None
+    chosen = cli_store.chosen_tenant  # `casino --tenant NAME serve`: that tenant alone
+    beside = ProjectorBeside(chosen) if settings.projector_runs == "beside" else None
     # The event loop and HTTP parser in C (uvloop, httptools); no log config of
     # uvicorn's own: its lines go through ours, as JSON (infra/logs.py).
     options: dict[str, Any] = {
@@ -135,12 +137,14 @@ def serve(
         if workers == 1:
             from infra.http.app import create_app
 
-            uvicorn.run(create_app(store, settings), **options)
+            uvicorn.run(create_app(store, settings, tenant=chosen), **options)
         else:
             store.close()
             # Each server process checks that this one still runs once it has started:
             # one started just before this was killed would otherwise serve on alone.
             os.environ[SERVE_PID_VARIABLE] = str(os.getpid())
+            if chosen is not None:
+                os.environ[SERVE_TENANT_VARIABLE] = chosen
             uvicorn.run("infra.cli:served_app", factory=True, workers=workers, **options)
     finally:
         if beside is not None:
@@ -222,13 +226,14 @@ def served_app() -> Any:
     # A killed `casino serve` leaves no server process serving behind it, not even one
     # still starting when it was killed (its parent is then init, not the server).
     _end_with_parent(int(os.environ.get(SERVE_PID_VARIABLE) or os.getppid()))
+    cli_store.chosen_tenant = os.environ.get(SERVE_TENANT_VARIABLE) or None
     if cli_store.serves_tenants():
         configure_logging(cli_store.base_settings_or_exit().log_level)
         return tenant_apps(tenants_or_exit())
     settings = settings_or_exit()
     configure_logging(settings.log_level)
     store = open_configured_store(settings, sealed=True, serving=True, name="casino-serve")
-    return create_app(store, settings)
+    return create_app(store, settings, tenant=cli_store.chosen_tenant)
 
 
 class ProjectorBeside:

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from importlib.metadata import version
 from typing import Any
 
+import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -15,7 +16,7 @@ from starlette.exceptions import HTTPException
 
 from domain.errors import DomainError
 from infra.checkpoints.witnesses import open_witness
-from infra.config import Settings, parse_api_keys
+from infra.config import Settings
 from infra.fault_log import faults
 from infra.feed.relay import FeedCollector, feed_relays
 from infra.http.auth import key_digests
@@ -76,14 +77,18 @@ def create_app(
 ) -> FastAPI:
     """The app: FastAPI's routing, the store's commands and reads, the workers (with
     `background`), and the middleware that wraps every request. `tenant`: the app is
-    one tenant's of several (infra/http/tenants.py): its keys are only those the
-    directory gives it, and its workers' log lines name it."""
+    one tenant's of several (infra/http/tenants.py), named in its threads' log lines."""
     metrics = Metrics(store)
     store.commands.observe(metrics)
     workers: list[PeriodicWorker] = []
     # Refused authentication and failing workers, counted and recorded once an interval,
     # each record written by a thread of its own, never by the event loop.
-    recorder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="significant-events")
+    recorder = ThreadPoolExecutor(
+        max_workers=1,
+        thread_name_prefix="significant-events",
+        initializer=_bound,
+        initargs=(tenant,),
+    )
     throttle = Throttle(
         lambda kind, details: store.app.record_significant(kind, details),
         hand_off=recorder.submit,
@@ -139,7 +144,7 @@ def create_app(
     metrics.registry.register(FeedCollector(workers))  # the feed's relay among them
     api.state.start = start  # and whether the start-up event is saved
     api.state.witness = None  # set once the workers start
-    keys = settings.keys() if tenant is None else parse_api_keys(settings.api_keys)
+    keys = settings.keys()  # a tenant's of the directory: its own (infra/tenants.py)
     api.state.tenant = tenant
     api.state.retired = False
     api.state.api_keys = keys
@@ -169,6 +174,12 @@ def create_app(
     api.add_middleware(Deadline, seconds=settings.request_deadline_seconds)
     api.add_middleware(RequestLog, observe=metrics.request)
     return api
+
+
+def _bound(tenant: str | None) -> None:
+    """A thread of one tenant's app names it in its log lines (infra/http/tenants.py)."""
+    if tenant is not None:
+        structlog.contextvars.bind_contextvars(tenant=tenant)
 
 
 def _workers(store: Store, settings: Settings, throttle: Throttle) -> list[PeriodicWorker]:

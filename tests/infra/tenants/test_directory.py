@@ -59,6 +59,7 @@ def test_the_dev_keys_reach_the_tenant_default_and_no_other(tmp_path: Path) -> N
         ({"beta": {"seal_key": None}}, "beta: needs its own seal_key"),
         ({"beta": {"secret_key": ""}}, "beta: needs its own secret_key"),
         ({"beta": {"shard": 3}}, "beta: unknown shard"),
+        ({"beta": {"api_keys": {}}}, "beta: needs api_keys"),
         ({"beta": {"api_keys": {"croupier": "x"}}}, "beta: api_keys maps"),
     ],
 )
