@@ -155,18 +155,22 @@ def _refuse_shared(tenants: dict[str, Tenant]) -> None:
     seen: dict[tuple[str, str], str] = {}
     for name, tenant in tenants.items():
         s = tenant.settings
-        owned = [("API key", key) for key in parse_api_keys(s.api_keys)]
-        owned += [("seal key", s.seal_key.strip()), ("secret key", s.secret_key.strip().lower()),
-                  ("witness", s.witness.strip()), ("store", _store_of(s))]  # fmt: skip
+        owned = [("an API key", key) for key in parse_api_keys(s.api_keys)]
+        owned += [
+            ("a seal key", s.seal_key.strip()),
+            ("a secret key", s.secret_key.strip().lower()),
+            ("a witness", s.witness.strip()),
+            ("a store", _store_of(s)),
+        ]
         if s.env == "production":
-            dev = [key for what, key in owned if what == "API key" and key in DEV_KEYS]
+            dev = [key for what, key in owned if what == "an API key" and key in DEV_KEYS]
             if dev:
                 raise _refused(name, "production refuses the dev-* keys")
         for what, value in owned:
             other = seen.setdefault((what, value), name)
             if other != name:
                 raise ConfigError(
-                    f"CASINO_TENANTS: tenants {other} and {name} share a {what}: each needs its own"
+                    f"CASINO_TENANTS: tenants {other} and {name} share {what}: each needs its own"
                 )
 
 

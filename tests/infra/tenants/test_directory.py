@@ -53,7 +53,7 @@ def test_the_dev_keys_reach_the_tenant_default_and_no_other(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("changes", "named"),
     [
-        ({"beta": {"api_keys": {"service": "alpha-service"}}}, "share a API key"),
+        ({"beta": {"api_keys": {"service": "alpha-service"}}}, "share an API key"),
         ({"beta": {"database_url": "same"}}, "share a store"),
         ({"beta": {"witness": "same"}}, "share a witness"),
         ({"beta": {"seal_key": None}}, "beta: needs its own seal_key"),
