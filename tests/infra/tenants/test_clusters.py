@@ -3,18 +3,22 @@ cluster going down costs its tenants only; the others serve on, and it comes bac
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from typer.testing import CliRunner
 
+from infra.cli import app as casino
 from tests.conftest import POSTGRES_URL
 from tests.faults.cluster import Cluster
 from tests.infra.tenants.conftest import (
     Brand,
     cluster_url,
+    directory_of,
     drop_schema,
     open_brand,
     serve,
@@ -81,3 +85,17 @@ def test_one_tenants_cluster_down_costs_only_its_tenant(
         beta_wallet = client.get("/v1/players/alice/wallets/real", headers=beta.headers())
         assert beta_wallet.json()["balance"] == "10.00"
         assert client.get("/v1/health/ready").json()["status"] in ("ready", "degraded")
+
+
+def test_tenants_list_names_the_tenant_whose_cluster_is_down(
+    spread: dict[str, Brand], second_cluster: Cluster
+) -> None:
+    env = {"CASINO_TENANTS": directory_of(spread)}
+    stop(second_cluster)
+    result = CliRunner().invoke(casino, ["tenants", "list", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    listed = {row["tenant"]: row for row in json.loads(result.output)["tenants"]}
+    assert listed["alpha"]["reachable"] and listed["alpha"]["lag"] == 0
+    assert not listed["beta"]["reachable"]
+    assert "cannot reach" in listed["beta"]["problem"]
+    start(second_cluster)
