@@ -2,17 +2,18 @@
 
 `casino tenants move NAME --to URL --public-key KEY`, with CASINO_TENANTS a file:
 
-1. copy: the tenant's schema, dumped from its cluster and restored into the target
-   (`pg_dump --schema | pg_restore`: the shared cluster runs wal_level=replica, so
-   no logical replication from it), while the tenant goes on taking commands;
+1. copy, while the tenant goes on taking commands: by logical replication where
+   the source runs wal_level=logical (`Replication`: the log's tables published,
+   the target subscribed), else `pg_dump --schema | pg_restore` (`Dump`);
 2. verify the copy (every seal against the pinned KEY, chain, books, rounds), which
    writes the state an incremental verify takes up from;
 3. fence: the directory marks the tenant `fenced`; every server watching it
    refuses the tenant's commands, 503 `tenant_moving` with Retry-After
    (infra/http/tenants.py); the move then takes the log's EXCLUSIVE lock on the
    source, the lock every save takes, so no save of any process is in flight;
-4. copy what was saved since the dump (events, whose chain the target's trigger
-   links again, seals, receipts: each a tail by position) and verify only that
+4. bring the target up to the locked source (the subscription caught up and
+   dropped; or events, whose chain the target's trigger links again, seals and
+   receipts copied, each a tail by position) and verify only that
    (`--since` the state of 2), the witness checked too: the fence lasts as long
    as the tail, not the log;
 5. switch: the directory names the target, still fenced; each server refuses all
@@ -27,11 +28,12 @@ untouched, the copy left on the target for a look (and dropped before a retry).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,6 +65,7 @@ class MoveReport:
     tenant: str
     source: str
     target: str
+    method: str  # "pg_dump | pg_restore", or "logical replication"
     copied_events: int  # by the dump, before the fence
     tail_events: int  # inside the fence
     fence_seconds: float  # from the directory's fence to its switch
@@ -97,22 +100,35 @@ def move_tenant(
     if _schema_exists(target_url, schema):
         raise MoveRefused(f"the target has a schema {schema} already: drop it, or move elsewhere")
     target = source.model_copy(update={"database_url": target_url, "database_owner_url": ""})
-    say(f"copying schema {schema} to the target (pg_dump | pg_restore)")
-    _dump_and_restore(owner, target_url, schema)
-    copied = _top(target_url, schema)
-    say(f"verifying the copy: {copied} events")
-    first = verify(target.model_copy(update={"witness": _no_witness(directory)}), None)
-    if first.problems or first.state is None:
-        raise CopyNotWhole(f"the copy does not verify: {_first(first.problems)}")
-    fenced_at = time.monotonic()
-    _rewrite(directory, name, {"fenced": True})
+    copier: Copier = (
+        Replication(owner, target_url, schema)
+        if _logical(owner)
+        else Dump(owner, target_url, schema)
+    )
+    say(f"copying schema {schema} to the target ({copier.method})")
     try:
-        time.sleep(FENCE_SETTLE_SECONDS)  # every server has seen the fence
-        report = _switch(directory, name, source, target, first.state, verify, say)
+        copier.start()
+        copied = _top(target_url, schema)
+        say(f"verifying the copy: {copied} events")
+        with copier.still():  # verified as it stands, not as it is being written
+            first = verify(target.model_copy(update={"witness": _no_witness(directory)}), None)
+        if first.problems or first.state is None:
+            raise CopyNotWhole(f"the copy does not verify: {_first(first.problems)}")
+        fenced_at = time.monotonic()
+        _rewrite(directory, name, {"fenced": True})
+        try:
+            time.sleep(FENCE_SETTLE_SECONDS)  # every server has seen the fence
+            tail, retired = _switch(
+                directory, name, source, target, first.state, verify, copier, say
+            )
+        finally:
+            _rewrite(directory, name, {"fenced": None})  # moved, or where it was: lifted
     finally:
-        _rewrite(directory, name, {"fenced": None})  # moved, or where it was: lifted
+        copier.close()
     fence = time.monotonic() - fenced_at
-    return MoveReport(name, _shown(owner), _shown(target_url), copied, report[0], fence, report[1])
+    return MoveReport(
+        name, _shown(owner), _shown(target_url), copier.method, copied, tail, fence, retired
+    )
 
 
 def _switch(
@@ -122,6 +138,7 @@ def _switch(
     target: Settings,
     state: Any,
     verify: Verify,
+    copier: Copier,
     say: Callable[[str], None],
 ) -> tuple[int, str]:
     schema = source.postgres_schema
@@ -131,7 +148,7 @@ def _switch(
         held.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(f"{LOCK_SECONDS}s")))
         events = sql.Identifier(schema, POSTGRES_EVENTS_TABLE)
         held.execute(sql.SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(events))
-        tail = _copy_tail(held, target.database_url, schema)
+        tail = copier.finish(held)
         say(f"fenced: copied {tail} events saved since; verifying them")
         second = verify(target, state)
         if second.problems:
@@ -152,6 +169,192 @@ def _switch(
     return tail, retired
 
 
+class Copier:
+    """How the schema reaches the target: `start` copies it while the tenant takes
+    commands; `finish`, inside the fence (the source's lock held on `held`), brings
+    the target up to the source and says how many events that added; `close` drops
+    what the copy set up on either side."""
+
+    method = ""
+
+    def __init__(self, source_url: str, target_url: str, schema: str) -> None:
+        self.source_url, self.target_url, self.schema = source_url, target_url, schema
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def finish(self, held: psycopg.Connection[Any]) -> int:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    @contextlib.contextmanager
+    def still(self) -> Iterator[None]:
+        """The copy not written to meanwhile."""
+        yield
+
+
+class Dump(Copier):
+    """pg_dump | pg_restore, then the tail by position inside the fence."""
+
+    method = "pg_dump | pg_restore"
+
+    def start(self) -> None:
+        _dump_and_restore(self.source_url, self.target_url, self.schema)
+
+    def finish(self, held: psycopg.Connection[Any]) -> int:
+        return _copy_tail(held, self.target_url, self.schema)
+
+
+# The log's tables: inserted into only (a receipt's prune aside, which a copy may
+# miss: the target keeps the answer until its own pruner drops it).
+LOG_TABLES = (POSTGRES_EVENTS_TABLE, "event_chain", seals.TABLE, receipts.TABLE, "casino_snapshots")
+CATCH_UP_SECONDS = 30.0
+
+
+class Replication(Copier):
+    """Logical replication, where the source runs wal_level=logical: the read models
+    dumped with the schema's structure, the log's tables published (inserts only:
+    the read models are updated in place and have no replica identity) and
+    subscribed to by the target, which copies them and then follows every insert;
+    inside the fence the target catches up with the locked source and the
+    subscription is dropped."""
+
+    method = "logical replication"
+
+    def __init__(self, source_url: str, target_url: str, schema: str) -> None:
+        super().__init__(source_url, target_url, schema)
+        self.name = f"casino_move_{schema}"[:63]
+
+    def start(self) -> None:
+        log_tables = [f"--exclude-table-data={self.schema}.{table}" for table in LOG_TABLES]
+        _dump_and_restore(self.source_url, self.target_url, self.schema, log_tables)
+        tables = sql.SQL(", ").join(sql.Identifier(self.schema, t) for t in LOG_TABLES)
+        with psycopg.connect(_conninfo(self.source_url), autocommit=True) as source:
+            source.execute(
+                sql.SQL("CREATE PUBLICATION {} FOR TABLE {} WITH (publish = 'insert')").format(
+                    sql.Identifier(self.name), tables
+                )
+            )
+        with psycopg.connect(_conninfo(self.target_url), autocommit=True) as target:
+            target.execute(
+                sql.SQL("CREATE SUBSCRIPTION {} CONNECTION {} PUBLICATION {}").format(
+                    sql.Identifier(self.name),
+                    sql.Literal(_conninfo(self.source_url)),
+                    sql.Identifier(self.name),
+                )
+            )
+            deadline = time.monotonic() + COMMAND_SECONDS_MAX
+            while _unsynchronized(target, self.name) and time.monotonic() < deadline:
+                time.sleep(0.1)
+
+    @contextlib.contextmanager
+    def still(self) -> Iterator[None]:
+        """The subscription paused (each table copied apart, and the apply of the
+        source's transactions, may show the log's tables at different positions to
+        a verify reading them one after another); the source keeps the WAL meanwhile."""
+        name = sql.Identifier(self.name)
+        with psycopg.connect(_conninfo(self.target_url), autocommit=True) as target:
+            target.execute(sql.SQL("ALTER SUBSCRIPTION {} DISABLE").format(name))
+            deadline = time.monotonic() + CATCH_UP_SECONDS
+            while _applying(target, self.name) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            try:
+                yield
+            finally:
+                target.execute(sql.SQL("ALTER SUBSCRIPTION {} ENABLE").format(name))
+            # Its worker starts again only after wal_retrieve_retry_interval (5 s): the
+            # fence waits for none of that, the target is caught up before it.
+            with psycopg.connect(_conninfo(self.source_url), autocommit=True) as source:
+                wanted = _positions(source, self.schema)
+            deadline = time.monotonic() + CATCH_UP_SECONDS
+            while _positions(target, self.schema) < wanted and time.monotonic() < deadline:
+                time.sleep(0.05)
+
+    def finish(self, held: psycopg.Connection[Any]) -> int:
+        """With the source locked: wait until the target has its every row, then
+        end the subscription; the sequence set as the source's."""
+        before = _top(self.target_url, self.schema)
+        wanted = _positions(held, self.schema)
+        deadline = time.monotonic() + CATCH_UP_SECONDS
+        with psycopg.connect(_conninfo(self.target_url), autocommit=True) as target:
+            while _positions(target, self.schema) != wanted:
+                if time.monotonic() > deadline:
+                    raise CopyNotWhole("the subscription did not catch up with the source")
+                time.sleep(0.02)
+            self._drop_subscription(target)
+            target.execute(_setval(self.schema))
+        held.execute(sql.SQL("DROP PUBLICATION IF EXISTS {}").format(sql.Identifier(self.name)))
+        return _top(self.target_url, self.schema) - before
+
+    def close(self) -> None:
+        target_url, source_url = _conninfo(self.target_url), _conninfo(self.source_url)
+        with (
+            contextlib.suppress(psycopg.Error),
+            psycopg.connect(target_url, autocommit=True) as target,
+        ):
+            self._drop_subscription(target)
+        with (
+            contextlib.suppress(psycopg.Error),
+            psycopg.connect(source_url, autocommit=True) as source,
+        ):
+            source.execute(
+                sql.SQL("DROP PUBLICATION IF EXISTS {}").format(sql.Identifier(self.name))
+            )
+
+    def _drop_subscription(self, target: psycopg.Connection[Any]) -> None:
+        """The subscription and its slot on the source, gone (the slot would keep
+        the source's WAL for ever)."""
+        found = target.execute(
+            "SELECT 1 FROM pg_subscription WHERE subname = %s", (self.name,)
+        ).fetchone()
+        if found is None:
+            return
+        target.execute(sql.SQL("DROP SUBSCRIPTION {}").format(sql.Identifier(self.name)))
+
+
+def _unsynchronized(target: psycopg.Connection[Any], name: str) -> bool:
+    """Whether a table of the subscription is still being copied (not yet `r`eady)."""
+    found = target.execute(
+        "SELECT count(*) FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid"
+        " WHERE s.subname = %s AND r.srsubstate <> 'r'",
+        (name,),
+    ).fetchone()
+    return bool(found and found[0])
+
+
+def _applying(target: psycopg.Connection[Any], name: str) -> bool:
+    """Whether a worker of the subscription still runs."""
+    found = target.execute(
+        "SELECT count(*) FROM pg_stat_subscription WHERE subname = %s AND pid IS NOT NULL",
+        (name,),
+    ).fetchone()
+    return bool(found and found[0])
+
+
+def _positions(connection: psycopg.Connection[Any], schema: str) -> tuple[int, ...]:
+    """Where the log's tables reach: events, chain, seals, receipts."""
+    return (
+        _max(connection, schema, POSTGRES_EVENTS_TABLE, "notification_id"),
+        _max(connection, schema, "event_chain", "position"),
+        _max(connection, schema, seals.TABLE, "last_position"),
+        _count(connection, schema, receipts.TABLE),
+    )
+
+
+def _setval(schema: str) -> sql.Composed:
+    return sql.SQL(
+        "SELECT setval(pg_get_serial_sequence({}, 'notification_id'), {}.log_top())"
+    ).format(sql.Literal(f"{schema}.{POSTGRES_EVENTS_TABLE}"), sql.Identifier(schema))
+
+
+def _logical(url: str) -> bool:
+    with psycopg.connect(_conninfo(url), connect_timeout=5) as connection:
+        found = connection.execute("SHOW wal_level").fetchone()
+    return bool(found and found[0] == "logical")
+
+
 def _copy_tail(source: psycopg.Connection[Any], target_url: str, schema: str) -> int:
     """What the source holds past the target's copy, by position: events, seals,
     receipts. The target's trigger chains the events as the source's did."""
@@ -164,10 +367,7 @@ def _copy_tail(source: psycopg.Connection[Any], target_url: str, schema: str) ->
         for table, position in ((seals.TABLE, "last_position"), (receipts.TABLE, "position")):
             columns = _columns(source, schema, table)
             _copy_rows(source, target, schema, table, columns, f"{position} > {sealed}")
-        target.execute(
-            sql.SQL("SELECT setval(pg_get_serial_sequence({}, 'notification_id'), {}.log_top())")
-            .format(sql.Literal(f"{schema}.{POSTGRES_EVENTS_TABLE}"), sql.Identifier(schema))
-        )  # fmt: skip
+        target.execute(_setval(schema))
         target.commit()
     return tail
 
@@ -238,9 +438,11 @@ def _same_database(one: str, other: str) -> bool:
     return where(one) == where(other)
 
 
-def _dump_and_restore(source_url: str, target_url: str, schema: str) -> None:
+def _dump_and_restore(
+    source_url: str, target_url: str, schema: str, options: list[str] | None = None
+) -> None:
     dump = ["pg_dump", f"--dbname={_conninfo(source_url)}", f"--schema={schema}",
-            "--format=custom", "--no-owner", "--no-acl"]  # fmt: skip
+            "--format=custom", "--no-owner", "--no-acl", *(options or [])]  # fmt: skip
     restore = ["pg_restore", f"--dbname={_conninfo(target_url)}", "--no-owner", "--no-acl",
                "--exit-on-error", "--single-transaction"]  # fmt: skip
     dumping = subprocess.Popen(dump, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

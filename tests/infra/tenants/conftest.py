@@ -81,7 +81,8 @@ def serve(brands: dict[str, Brand], background: bool = False) -> TenantApps:
 @pytest.fixture(scope="session")
 def second_cluster(postgres_up: bool) -> Iterator[Cluster]:
     """A PostgreSQL cluster of the tests' own beside the shared one, on a free port,
-    removed afterwards (tests/faults/cluster.py)."""
+    removed afterwards (tests/faults/cluster.py); wal_level=logical, where the shared
+    one has replica."""
     binaries = postgres_binaries()
     if not postgres_up or binaries is None:
         if POSTGRES_REQUIRED:
@@ -90,6 +91,9 @@ def second_cluster(postgres_up: bool) -> Iterator[Cluster]:
     Cluster.remove_orphans(binaries)
     cluster = Cluster(binaries)
     cluster.create()
+    with (cluster.data / "postgresql.conf").open("a") as conf:
+        conf.write("wal_level = logical\n")  # a move from it replicates (infra/tenant_move.py)
+    cluster.restart()
     try:
         cluster.new_database("test")
         yield cluster
