@@ -77,20 +77,22 @@ PGBENCH_SCRIPT = (
 class Connection:
     """One keep-alive HTTP/1.1 connection, one request at a time."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, headers: str = HEADERS
+    ) -> None:
+        self.reader, self.writer, self.headers = reader, writer, headers
 
     @classmethod
-    async def open(cls, port: int) -> Connection:
+    async def open(cls, port: int, headers: str = HEADERS) -> Connection:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        return cls(reader, writer)
+        return cls(reader, writer, headers)
 
     async def call(
         self, method: str, path: str, body: object = None, secret: str | None = None
     ) -> tuple[int, bytes]:
         """The call and its answer; with `secret`, a provider's call: signed, no key."""
         payload = b"" if body is None else json.dumps(body).encode()
-        head = f"{method} {path} HTTP/1.1\r\nHost: bench\r\n{HEADERS}"
+        head = f"{method} {path} HTTP/1.1\r\nHost: bench\r\n{self.headers}"
         if secret is not None:
             head += f"X-Casino-Signature: {signature_of(secret, payload)}\r\n"
         elif method == "POST":
@@ -263,23 +265,25 @@ def pgbench_path() -> str | None:
 
 
 def pgbench_saves_per_second(
-    executable: str, schema: str, clients: int, seconds: float = SECONDS
+    executable: str, schema: str, clients: int, seconds: float = SECONDS, url: str = POSTGRES_URL
 ) -> float:
-    """pgbench's transactions/s running the one-trip save at `clients` connections."""
+    """pgbench's transactions/s running the one-trip save at `clients` connections, on
+    the database at `url`."""
     table = f"{schema}.bench_saves"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")  # type: ignore[arg-type]
         connection.execute(  # type: ignore[call-overload]
             f"CREATE TABLE IF NOT EXISTS {table} (notification_id BIGSERIAL PRIMARY KEY,"
             " originator_id UUID NOT NULL, originator_version INTEGER NOT NULL,"
             " topic TEXT NOT NULL, state BYTEA)"
         )
-    url = httpx.URL(POSTGRES_URL)
+    where = httpx.URL(url)
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
         script.write(PGBENCH_SCRIPT.format(table=table, channel=f"{schema}_bench"))
     command = [
         executable, "-n", "-f", script.name, "-c", str(clients), "-j", str(min(clients, 2)),
-        "-T", str(max(1, round(seconds))), "-h", url.host, "-p", str(url.port or 5432),
-        "-U", url.username or "postgres", url.path.lstrip("/") or "postgres",
+        "-T", str(max(1, round(seconds))), "-h", where.host, "-p", str(where.port or 5432),
+        "-U", where.username or "postgres", where.path.lstrip("/") or "postgres",
     ]  # fmt: skip
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -318,17 +322,24 @@ def serving(
     default var/witness.jsonl of the working directory, whose last checkpoint notes a
     seal of an earlier run's schema, which the server would refuse to chain on);
     yields its port and pid."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
     env = {
-        **os.environ,
         "CASINO_DATABASE_URL": POSTGRES_URL,
         "CASINO_POSTGRES_SCHEMA": schema,
-        "CASINO_LOG_LEVEL": "warning",
         "CASINO_WITNESS": witness,
         **settings,
     }
+    with serve_process(env, workers) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def serve_process(settings: dict[str, str], workers: int = 0) -> Iterator[tuple[int, int]]:
+    """`casino serve` on a free port with `settings` over this process's environment,
+    logging warnings only; yields its port and pid, and ends it."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    env = {**os.environ, "CASINO_LOG_LEVEL": "warning", **settings}
     command = [sys.executable, "-m", "infra.cli", "serve", "--port", str(port)]
     if workers:
         command += ["--workers", str(workers)]

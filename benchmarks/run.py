@@ -17,6 +17,7 @@ from benchmarks import (
     bench_rounds,
     bench_seals,
     bench_tables,
+    bench_tenants,
     bench_verify,
     bench_wallets,
 )
@@ -75,6 +76,11 @@ def main() -> None:
         "third-party games: a provider's bet and win over HTTP at 16 clients beside our own"
         " deposits and pgbench (BENCH_PROVIDERS=0 skips)",
         bench_providers.run(),
+    )
+    section(
+        "tenants: deposits over HTTP at 16 clients, one tenant and four on two clusters in one"
+        " process, beside pgbench on each cluster (BENCH_TENANTS=0 skips)",
+        bench_tenants.run(),
     )
     print(f"\nall benchmarks took {time.perf_counter() - started:.1f} s")
 

@@ -125,6 +125,8 @@ class Settings(BaseSettings):
     # PostgreSQL: the role that owns and migrates the schema; the service's own role
     # (CASINO_DATABASE_URL) is then granted only insert and read on the log.
     database_owner_url: str = ""
+    # The tenant directory (infra/tenants.py): JSON or a file's path; empty, one tenant.
+    tenants: str = Field(default="", repr=False)
 
     @field_validator(
         "house_stake_min",

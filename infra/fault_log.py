@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import structlog
+
 from infra.logs import get_logger
 
 REPEAT_LOG_SECONDS = 60.0
@@ -46,7 +48,7 @@ class FaultLog:
 
     def failed(self, cause: str, error: BaseException) -> None:
         """Note a failure of `cause`: logged with its traceback if it is the first."""
-        cause = cause[:CAUSE_LENGTH_MAX]
+        cause = _of_tenant(cause)[:CAUSE_LENGTH_MAX]
         now = self._clock()
         with self._lock:
             fault = self._faults.get(cause)
@@ -70,7 +72,7 @@ class FaultLog:
 
     def succeeded(self, cause: str) -> None:
         """Note that `cause` works again: logged once if it was failing."""
-        cause = cause[:CAUSE_LENGTH_MAX]
+        cause = _of_tenant(cause)[:CAUSE_LENGTH_MAX]
         if cause not in self._faults:  # the usual case, without the lock
             return
         with self._lock:
@@ -88,6 +90,13 @@ class FaultLog:
         """The causes failing now, and since when (the clock's seconds)."""
         with self._lock:
             return {cause: fault.started for cause, fault in self._faults.items()}
+
+
+def _of_tenant(cause: str) -> str:
+    """One tenant's cause is not another's (infra/http/tenants.py): a store down for
+    one tenant is logged as it starts even while another's is down already."""
+    tenant = structlog.contextvars.get_contextvars().get("tenant")
+    return cause if tenant is None else f"{tenant}/{cause}"
 
 
 # One for the process: every worker, request and thread tells it.

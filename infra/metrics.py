@@ -202,3 +202,31 @@ class SealCollector(Collector):
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, documentation, value=value)
+
+
+class TenantsCollector(Collector):
+    """Every tenant's metrics in one scrape, each sample labelled with its tenant
+    (infra/http/tenants.py): one family per name, as Prometheus wants it."""
+
+    def __init__(self, registries: dict[str, CollectorRegistry]) -> None:
+        self.registries = registries
+
+    def collect(self) -> Iterator[Metric]:
+        merged: dict[str, Metric] = {}
+        for tenant, registry in self.registries.items():
+            for family in registry.collect():
+                into = merged.get(family.name)
+                if into is None:
+                    into = Metric(family.name, family.documentation, family.type, family.unit)
+                    merged[family.name] = into
+                into.samples.extend(
+                    sample._replace(labels={**sample.labels, "tenant": tenant})
+                    for sample in family.samples
+                )
+        yield from merged.values()
+
+
+def tenants_exposition(registries: dict[str, CollectorRegistry]) -> bytes:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(TenantsCollector(registries))
+    return generate_latest(registry)

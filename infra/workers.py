@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import structlog
+
 from domain.significant import stamp
 from infra.commands.receipt_answers import DAY_SECONDS
 from infra.fault_log import faults
@@ -87,6 +89,7 @@ class PeriodicWorker:
         self.failures: FailureRecorder | None = None
         self.last_pass: float | None = None
         self.started_at: float | None = None
+        self.tenant: str | None = None  # one tenant's of several: named in its log lines
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
@@ -106,6 +109,8 @@ class PeriodicWorker:
         raise NotImplementedError
 
     def _run(self) -> None:
+        if self.tenant is not None:  # a thread starts with no context of its own
+            structlog.contextvars.bind_contextvars(tenant=self.tenant)
         self._tick_safely()  # At once: a deadline missed while the server was down fires now.
         while not self._stopping.wait(self.interval_seconds):
             self._tick_safely()

@@ -13,10 +13,12 @@ import os
 import subprocess
 import sys
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import typer
 
+from infra.cli import store as cli_store
 from infra.cli.audit import audit_app
 from infra.cli.reports import reports_app
 from infra.cli.rules import rules_app
@@ -27,7 +29,9 @@ from infra.cli.store import (
     print_json,
     progress,
     settings_or_exit,
+    tenants_or_exit,
 )
+from infra.cli.tenants import tenants_app
 from infra.logs import configure_logging, get_logger
 from projections.failure import ProjectionFailed
 
@@ -39,6 +43,7 @@ app.add_typer(projections_app, name="projections")
 app.add_typer(audit_app, name="audit")
 app.add_typer(rules_app, name="rules")
 app.add_typer(reports_app, name="reports")
+app.add_typer(tenants_app, name="tenants")
 keys_app = typer.Typer(
     rich_markup_mode="markdown", help="The seal key pair, and the key that seals round seeds."
 )
@@ -56,15 +61,22 @@ def main_options(
     show_version: bool = typer.Option(
         False, "--version", callback=_print_version, is_eager=True, help="print the version"
     ),
+    tenant: str = typer.Option(
+        "",
+        "--tenant",
+        help="the tenant the command runs on (CASINO_TENANTS); by default `default`",
+    ),
 ) -> None:
     """Casino accounting: serve the API, check rules, audit the store.
 
     Exit status: 0 all holds, 1 a discrepancy, 2 a usage or configuration error.
     """
+    cli_store.chosen_tenant = tenant or None
 
 
 WORKERS_MAX = 32  # server processes; beyond the cores they only contend
 SERVE_PID_VARIABLE = "CASINO_SERVE_PID"  # set by `casino serve` for its server processes
+SERVE_TENANT_VARIABLE = "CASINO_SERVE_TENANT"  # and the tenant `--tenant` named, if any
 
 
 @app.command()
@@ -78,6 +90,10 @@ def serve(
     """Run the HTTP API on the configured store (embedded SQLite by default)."""
     import uvicorn
 
+    if cli_store.serves_tenants():
+        configure_logging(cli_store.base_settings_or_exit().log_level)
+        _serve_tenants(host, port, workers)
+        return
     settings = settings_or_exit()
     configure_logging(settings.log_level)
     log = get_logger("casino.serve")
@@ -105,7 +121,8 @@ def serve(
         workers=workers,
         projector=settings.projector_runs,
     )
-    beside = ProjectorBeside() if settings.projector_runs == "beside" else None
+    chosen = cli_store.chosen_tenant  # `casino --tenant NAME serve`: that tenant alone
+    beside = ProjectorBeside(chosen) if settings.projector_runs == "beside" else None
     # The event loop and HTTP parser in C (uvloop, httptools); no log config of
     # uvicorn's own: its lines go through ours, as JSON (infra/logs.py).
     options: dict[str, Any] = {
@@ -120,16 +137,85 @@ def serve(
         if workers == 1:
             from infra.http.app import create_app
 
-            uvicorn.run(create_app(store, settings), **options)
+            uvicorn.run(create_app(store, settings, tenant=chosen), **options)
         else:
             store.close()
             # Each server process checks that this one still runs once it has started:
             # one started just before this was killed would otherwise serve on alone.
             os.environ[SERVE_PID_VARIABLE] = str(os.getpid())
+            if chosen is not None:
+                os.environ[SERVE_TENANT_VARIABLE] = chosen
             uvicorn.run("infra.cli:served_app", factory=True, workers=workers, **options)
     finally:
         if beside is not None:
             beside.stop()
+
+
+def uvicorn_options(host: str, port: int) -> dict[str, Any]:
+    # The event loop and HTTP parser in C (uvloop, httptools); no log config of
+    # uvicorn's own: its lines go through ours, as JSON (infra/logs.py).
+    return {"host": host, "port": port, "access_log": False, "log_config": None,
+            "loop": "uvloop", "http": "httptools"}  # fmt: skip
+
+
+def _serve_tenants(host: str, port: int, workers: int) -> None:
+    """Every tenant of CASINO_TENANTS served by this process (infra/http/tenants.py),
+    each with its store, workers and (on PostgreSQL) projector beside the server."""
+    import uvicorn
+
+    tenants = tenants_or_exit()
+    if workers > 1 and not all(tenant.on_postgres for tenant in tenants.values()):
+        typer.echo("--workers above 1 needs every tenant on PostgreSQL", err=True)
+        raise typer.Exit(USAGE_ERROR)
+    served = tenant_apps(tenants)  # each store made or migrated once, here, first
+    for tenant, listed in tenants.items():
+        get_logger("casino.serve").info(
+            "tenant", tenant=tenant, store=listed.location, projector=listed.settings.projector_runs
+        )
+    beside = [
+        ProjectorBeside(name)
+        for name, t in tenants.items()
+        if t.settings.projector_runs == "beside"
+    ]
+    try:
+        if workers == 1:
+            uvicorn.run(served, **uvicorn_options(host, port))
+        else:
+            for app in served.apps.values():
+                app.state.store.close()
+            os.environ[SERVE_PID_VARIABLE] = str(os.getpid())
+            uvicorn.run("infra.cli:served_app", factory=True, workers=workers,
+                        **uvicorn_options(host, port))  # fmt: skip
+    finally:
+        for projector in beside:
+            projector.stop()
+
+
+def tenant_apps(tenants: dict[str, Any]) -> Any:
+    """One app per tenant, over its own store, behind the key that chooses it."""
+    from infra.http.app import create_app
+    from infra.http.tenants import DuplicateKey, TenantApps
+    from infra.tenants import load_tenants
+
+    def opener(name: str, tenant: Any) -> Any:
+        store = open_configured_store(
+            tenant.settings, sealed=True, serving=True, name=f"casino-serve-{name}"
+        )
+        return create_app(store, tenant.settings, tenant=name)
+
+    base = cli_store.base_settings_or_exit()
+    listed = Path(base.tenants.strip())
+    directory = None if base.tenants.strip().startswith("{") else listed  # a file: watched
+    try:
+        return TenantApps(
+            {name: opener(name, tenant) for name, tenant in tenants.items()},
+            directory=directory,
+            reload=lambda: load_tenants(base),
+            opener=opener,
+        )
+    except DuplicateKey as error:
+        typer.echo(f"configuration error: CASINO_TENANTS: {error}", err=True)
+        raise typer.Exit(USAGE_ERROR) from None
 
 
 def served_app() -> Any:
@@ -140,10 +226,14 @@ def served_app() -> Any:
     # A killed `casino serve` leaves no server process serving behind it, not even one
     # still starting when it was killed (its parent is then init, not the server).
     _end_with_parent(int(os.environ.get(SERVE_PID_VARIABLE) or os.getppid()))
+    cli_store.chosen_tenant = os.environ.get(SERVE_TENANT_VARIABLE) or None
+    if cli_store.serves_tenants():
+        configure_logging(cli_store.base_settings_or_exit().log_level)
+        return tenant_apps(tenants_or_exit())
     settings = settings_or_exit()
     configure_logging(settings.log_level)
     store = open_configured_store(settings, sealed=True, serving=True, name="casino-serve")
-    return create_app(store, settings)
+    return create_app(store, settings, tenant=cli_store.chosen_tenant)
 
 
 class ProjectorBeside:
@@ -158,18 +248,19 @@ class ProjectorBeside:
     RESTART_SECONDS_MAX = 60.0
     STEADY_SECONDS = 60.0  # a process that ran this long starts the next wait afresh
 
-    def __init__(self) -> None:
+    def __init__(self, tenant: str | None = None) -> None:
         import threading
 
+        self.tenant = tenant  # one tenant's (`casino --tenant NAME projections run`)
         self._stopping = threading.Event()
         self._lock = threading.Lock()  # no new process once stop has begun
         self._process = self._start()
         self._keeper = threading.Thread(target=self._keep, name="projector-beside", daemon=True)
         self._keeper.start()
 
-    @staticmethod
-    def _start() -> subprocess.Popen[bytes]:
-        command = [sys.executable, "-m", "infra.cli", "projections", "run"]
+    def _start(self) -> subprocess.Popen[bytes]:
+        chosen = ["--tenant", self.tenant] if self.tenant else []
+        command = [sys.executable, "-m", "infra.cli", *chosen, "projections", "run"]
         return subprocess.Popen(command, preexec_fn=_end_with_parent)
 
     def _keep(self) -> None:

@@ -24,14 +24,47 @@ from infra.store.faults import StoreTimeouts
 from infra.store.key_chain import SealKeyOutsideChain
 from infra.store.privileges import refusals
 from infra.store.store import Store, open_store
+from infra.tenants import DEFAULT, Tenant, load_tenants, tenant_settings
 
 USAGE_ERROR = 2
 DISCREPANCY = 1
 
 
+# The tenant `casino --tenant NAME` names (infra/tenants.py); None: the only one.
+chosen_tenant: str | None = None
+
+
 def settings_or_exit() -> Settings:
+    """The settings a command runs with: with tenants configured (CASINO_TENANTS), those
+    of the tenant `--tenant` names (by default `default`, when there is one)."""
+    try:
+        settings = load_settings()
+        if not settings.tenants.strip() and chosen_tenant in (None, DEFAULT):
+            return settings
+        return tenant_settings(settings, chosen_tenant or DEFAULT)
+    except ConfigError as error:
+        typer.echo(f"configuration error: {error}", err=True)
+        raise typer.Exit(2) from None
+
+
+def base_settings_or_exit() -> Settings:
+    """The process's settings, whatever the tenants."""
     try:
         return load_settings()
+    except ConfigError as error:
+        typer.echo(f"configuration error: {error}", err=True)
+        raise typer.Exit(2) from None
+
+
+def serves_tenants() -> bool:
+    """`casino serve` serves every tenant of CASINO_TENANTS unless --tenant names one."""
+    return chosen_tenant is None and bool(base_settings_or_exit().tenants.strip())
+
+
+def tenants_or_exit() -> dict[str, Tenant]:
+    """Every tenant (one, `default`, without CASINO_TENANTS); exit 2 on a bad directory."""
+    try:
+        return load_tenants(load_settings())
     except ConfigError as error:
         typer.echo(f"configuration error: {error}", err=True)
         raise typer.Exit(2) from None

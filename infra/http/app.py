@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from importlib.metadata import version
 from typing import Any
 
+import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -75,15 +76,23 @@ def witness_worker(store: Store, settings: Settings) -> WitnessWorker:
     return WitnessWorker(store, witness, settings.witness_seconds, settings.witness_events)
 
 
-def create_app(store: Store, settings: Settings, *, background: bool = True) -> FastAPI:
+def create_app(
+    store: Store, settings: Settings, *, background: bool = True, tenant: str | None = None
+) -> FastAPI:
     """The app: FastAPI's routing, the store's commands and reads, the workers (with
-    `background`), and the middleware that wraps every request."""
+    `background`), and the middleware that wraps every request. `tenant`: the app is
+    one tenant's of several (infra/http/tenants.py), named in its threads' log lines."""
     metrics = Metrics(store)
     store.commands.observe(metrics)
     workers: list[PeriodicWorker] = []
     # Refused authentication and failing workers, counted and recorded once an interval,
     # each record written by a thread of its own, never by the event loop.
-    recorder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="significant-events")
+    recorder = ThreadPoolExecutor(
+        max_workers=1,
+        thread_name_prefix="significant-events",
+        initializer=_bound,
+        initargs=(tenant,),
+    )
     throttle = Throttle(
         lambda kind, details: store.app.record_significant(kind, details),
         hand_off=recorder.submit,
@@ -98,7 +107,7 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
             start.record()  # or, the store down, again every second (StoreWatch)
             started = [StoreWatch(store, start), *_workers(store, settings, throttle)]
         for worker in started:
-            worker.observer, worker.failures = metrics, throttle
+            worker.observer, worker.failures, worker.tenant = metrics, throttle, tenant
             worker.start()
         workers.extend(started)
         # What a cash-out waits for (infra/http/cash_out.py).
@@ -108,6 +117,8 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
             worker.stop()
             workers.remove(worker)
         recorder.shutdown(wait=True)  # what was handed off is written before the rest
+        if api.state.retired:  # its tenant moved on (infra/http/tenants.py): not a word more
+            return
         throttle.flush()
         if background:
             store.app.record_significant("stopped", {})
@@ -137,10 +148,16 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     metrics.registry.register(FeedCollector(workers))  # the feed's relay among them
     api.state.start = start  # and whether the start-up event is saved
     api.state.witness = None  # set once the workers start
-    api.state.api_keys = settings.keys()
-    api.state.key_digests = key_digests(settings.keys())
+    keys = settings.keys()  # a tenant's of the directory: its own (infra/tenants.py)
+    api.state.tenant = tenant
+    api.state.retired = False
+    api.state.api_keys = keys
+    api.state.key_digests = key_digests(keys)
     api.state.refusals = throttle
     api.state.provider_secrets = {}  # opened once (infra/http/provider_calls.py)
+    # Whether another tenant of this process has registered a provider id (rules.md 11:
+    # ids are unique across the deployment); infra/http/tenants.py sets it.
+    api.state.provider_elsewhere = _nowhere_else
     # FastAPI tries each route in order until one matches (about 5 microseconds a
     # route): the routers of the busiest commands come first. No two routes match one
     # path (tests/infra/http/test_routing.py), so the order changes no answer.
@@ -168,6 +185,12 @@ def create_app(store: Store, settings: Settings, *, background: bool = True) -> 
     api.add_middleware(Deadline, seconds=settings.request_deadline_seconds)
     api.add_middleware(RequestLog, observe=metrics.request)
     return api
+
+
+def _bound(tenant: str | None) -> None:
+    """A thread of one tenant's app names it in its log lines (infra/http/tenants.py)."""
+    if tenant is not None:
+        structlog.contextvars.bind_contextvars(tenant=tenant)
 
 
 def _workers(store: Store, settings: Settings, throttle: Throttle) -> list[PeriodicWorker]:
@@ -259,3 +282,8 @@ def _validation_problem(errors: Any) -> JSONResponse:
         for issue in errors
     )
     return problem_response(422, code, detail)
+
+
+def _nowhere_else(provider_id: str) -> bool:
+    """With one tenant, no provider is registered anywhere else."""
+    return False

@@ -92,6 +92,9 @@ async def register_provider(
     body: NewProvider, request: Request, command: Command = Depends(operator_command)
 ) -> JSONResponse:
     """Register a game provider: its secrets sign its calls, and are never shown again."""
+    if await run_in_threadpool(request.app.state.provider_elsewhere, body.provider_id):
+        # Another tenant's (rules.md 11): a provider's calls find their tenant by its id.
+        raise ProviderExists(f"provider {body.provider_id} is already registered")
     outcome = await command.run(
         app_of(request).register_provider,
         provider_view,

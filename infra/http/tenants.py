@@ -1,0 +1,311 @@
+"""One process serving several tenants (rules.md 11): a request's key chooses its app.
+
+Each tenant has an app of its own (infra/http/app.py: `create_app`), over a store of
+its own, with its own keys, caches, metrics, workers, witness and group commit: the
+routes, `app_of(request)` and every read and command work as with one tenant, and
+nothing one tenant's app holds is reachable from another's. `TenantApps` only chooses:
+
+- a request whose bearer key is one of a tenant's goes to that tenant's app, with
+  `tenant` bound in every log line made while it is answered;
+- readiness (`/v1/health/ready`) and `/metrics` answer for the whole process:
+  readiness is 200 while at least one tenant can save, its checks named
+  `TENANT/CHECK`; the metrics are every tenant's, labelled `tenant`;
+- a provider's call (`/v1/wallet/{provider_id}/...`, signed, no key) goes to the
+  app of the tenant that registered that provider (ids are unique across the
+  deployment: a registration of an id another tenant holds is 409 `provider_exists`);
+- any other request (no key, an unknown key, a page or document that needs none)
+  goes to the first tenant's app, which answers it as it would any caller without
+  a known key (401, or the page);
+- a tenant fenced while it moves (`casino tenants move`) answers its commands 503
+  `tenant_moving` with `Retry-After` (infra/tenant_move.py); its reads go on.
+
+The key is looked up by its SHA-256 digest, so the lookup's time tells nothing of
+the keys configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import os
+import time
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import structlog
+from fastapi import FastAPI
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.types import Receive, Scope, Send
+
+from domain.errors import DomainError
+from infra.config import Settings
+from infra.http.auth import KEY_LENGTH_MAX
+from infra.http.problems import problem_response
+from infra.http.responses import FastJSONResponse
+from infra.http.routes.health import CRITICAL, NO_ANSWER, Check, readiness, within_budget
+from infra.logs import get_logger
+from infra.metrics import CONTENT_TYPE, tenants_exposition
+from infra.tenant_move import DIRECTORY_POLL_SECONDS
+from infra.tenants import Tenant
+
+SAFE_METHODS = frozenset(("GET", "HEAD", "OPTIONS"))
+WALLET_CALLS = "/v1/wallet/"  # a provider's calls: /v1/wallet/{provider_id}/...
+PROVIDERS_KEPT_MAX = 10_000  # providers whose tenant is kept, by id
+FENCE_SECONDS_MAX = 30.0  # a fence never outlives this, whoever forgot to lift it
+log = get_logger("casino.tenants")
+
+
+class DuplicateKey(Exception):
+    """An API key configured for two tenants."""
+
+
+Opener = Callable[[str, Tenant], FastAPI]  # a tenant's app over its store, opened
+
+
+class TenantApps:
+    """`apps`: each tenant's. With `directory` (CASINO_TENANTS as a file), `reload`
+    (its tenants, read again) and `opener`, the process watches the directory: a
+    tenant marked `fenced` is fenced, and one whose place changed is opened there
+    (its app anew), its old app retired without a word more to its old store, and
+    the fence lifted (infra/tenant_move.py)."""
+
+    def __init__(
+        self,
+        apps: dict[str, FastAPI],
+        *,
+        directory: Path | None = None,
+        reload: Callable[[], dict[str, Tenant]] | None = None,
+        opener: Opener | None = None,
+    ) -> None:
+        if not apps:
+            raise ValueError("no tenant")
+        self.apps = apps
+        self.directory, self.reload, self.opener = directory, reload, opener
+        self._places = {name: _place(app.state.settings) for name, app in apps.items()}
+        self._stacks: dict[str, AsyncExitStack] = {}
+        self._switching: set[str] = set()  # tenants being opened at their new place
+        self.front = next(iter(apps.values()))
+        self._by_digest: dict[bytes, str] = {}
+        for name, app in apps.items():
+            for key in app.state.api_keys:
+                other = self._by_digest.setdefault(_digest(key), name)
+                if other != name:
+                    raise DuplicateKey(f"tenants {other} and {name} share an API key")
+        self._fences: dict[str, float] = {}  # tenant -> when the fence lapses (monotonic)
+        # A provider never changes tenant: where one was found, it is found again.
+        self._providers: dict[str, str] = {}
+        for name, app in apps.items():
+            app.state.provider_elsewhere = self._elsewhere(name)
+
+    def _elsewhere(self, tenant: str) -> Callable[[str], bool]:
+        def provider_elsewhere(provider_id: str) -> bool:
+            found = self.provider_tenant(provider_id)
+            return found is not None and found != tenant
+
+        return provider_elsewhere
+
+    def provider_tenant(self, provider_id: str) -> str | None:
+        """The tenant that registered the provider, if any (a read of each tenant's store
+        until found; run it in a thread)."""
+        if (known := self._providers.get(provider_id)) is not None:
+            return known
+        for name, app in self.apps.items():
+            try:
+                app.state.store.app.provider(provider_id)
+            except DomainError:
+                continue
+            if len(self._providers) >= PROVIDERS_KEPT_MAX:
+                self._providers.clear()
+            self._providers[provider_id] = name
+            return name
+        return None
+
+    def tenant_of(self, scope: Scope) -> str | None:
+        header = Headers(scope=scope).get("authorization", "")
+        scheme, _, key = header.partition(" ")
+        key = key.strip()
+        if scheme.lower() != "bearer" or not key or len(key) > KEY_LENGTH_MAX:
+            return None
+        return self._by_digest.get(_digest(key))
+
+    def fence(self, tenant: str, seconds: float) -> None:
+        """Refuse the tenant's commands (503 tenant_moving) until `lift` or `seconds`."""
+        self._fences[tenant] = time.monotonic() + min(seconds, FENCE_SECONDS_MAX)
+
+    def lift(self, tenant: str) -> None:
+        self._fences.pop(tenant, None)
+
+    def _fenced_for(self, tenant: str) -> float:
+        until = self._fences.get(tenant)
+        left = 0.0 if until is None else until - time.monotonic()
+        if until is not None and left <= 0:
+            self._fences.pop(tenant, None)
+        return max(left, 0.0)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        path = scope.get("path", "")
+        if scope["type"] == "http" and path == "/v1/health/ready":
+            await (await self._ready())(scope, receive, send)
+            return
+        if scope["type"] == "http" and path == "/metrics":
+            await (await run_in_threadpool(self._metrics))(scope, receive, send)
+            return
+        tenant = self.tenant_of(scope) if scope["type"] == "http" else None
+        if tenant is None and scope["type"] == "http" and path.startswith(WALLET_CALLS):
+            provider_id = path[len(WALLET_CALLS) :].partition("/")[0]
+            tenant = await run_in_threadpool(self.provider_tenant, provider_id)
+        if tenant is None:
+            await self.front(scope, receive, send)
+            return
+        with structlog.contextvars.bound_contextvars(tenant=tenant):
+            fenced = self._fenced_for(tenant)
+            safe = scope["method"] in SAFE_METHODS and tenant not in self._switching
+            if fenced and not safe:
+                refusal = problem_response(
+                    503, "tenant_moving",
+                    f"the tenant {tenant} is moving to another database; the request was not "
+                    "taken: retry it with the same Idempotency-Key",
+                )  # fmt: skip
+                refusal.headers["Retry-After"] = str(max(1, math.ceil(fenced)))
+                await refusal(scope, receive, send)
+                return
+            await self.apps[tenant](scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        """Every tenant's app started (its workers, its start-up event) and stopped."""
+        await receive()  # lifespan.startup
+        try:
+            for name, app in self.apps.items():
+                await self._start(name, app)
+        except BaseException as error:
+            await self._stop_all()
+            await send({"type": "lifespan.startup.failed", "message": repr(error)[:500]})
+            return
+        watching = None
+        if self.directory is not None and self.reload and self.opener:
+            watching = asyncio.create_task(self._watch(self.directory))
+        await send({"type": "lifespan.startup.complete"})
+        await receive()  # lifespan.shutdown
+        if watching is not None:
+            watching.cancel()
+        await self._stop_all()
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def _start(self, name: str, app: FastAPI) -> None:
+        stack = AsyncExitStack()
+        with structlog.contextvars.bound_contextvars(tenant=name):
+            await stack.enter_async_context(app.router.lifespan_context(app))
+        self._stacks[name] = stack
+
+    async def _stop_all(self) -> None:
+        for name in list(self._stacks):
+            with structlog.contextvars.bound_contextvars(tenant=name):
+                await self._stacks.pop(name).aclose()
+
+    async def _watch(self, directory: Path) -> None:
+        """Poll the directory file; act on what changed (a fence, a tenant's place)."""
+        seen = None
+        while True:
+            await asyncio.sleep(DIRECTORY_POLL_SECONDS)
+            try:
+                stamp = os.stat(directory).st_mtime_ns
+                if stamp == seen:
+                    continue
+                assert self.reload is not None
+                tenants = await run_in_threadpool(self.reload)
+                seen = stamp
+            except Exception as error:  # half written, or wrong: the last one read stands
+                log.warning("tenant_directory_unreadable", error=repr(error)[:300])
+                continue
+            for name, tenant in tenants.items():
+                if name in self.apps:
+                    await self._follow(name, tenant)
+
+    async def _follow(self, name: str, tenant: Tenant) -> None:
+        place = _place(tenant.settings)
+        if place != self._places[name]:
+            self._switching.add(name)  # every request refused until it is open there
+            self.fence(name, FENCE_SECONDS_MAX)
+            try:
+                await self._reopen(name, tenant)
+            except Exception as error:  # still refused: the operator's to see
+                log.error("tenant_not_reopened", tenant=name, error=repr(error)[:300])
+                return
+            self._places[name] = place
+            self._switching.discard(name)
+        if tenant.fenced:
+            self.fence(name, FENCE_SECONDS_MAX)
+        else:
+            self.lift(name)
+
+    async def _reopen(self, name: str, tenant: Tenant) -> None:
+        """The tenant's old app retired first (its workers stopped, nothing more written
+        to its store: no `stopped` event, no last checkpoint, the witness following the
+        log that goes on), then its app anew at the new place."""
+        assert self.opener is not None
+        old = self.apps[name]
+        old.state.retired = True
+        with structlog.contextvars.bound_contextvars(tenant=name):
+            await self._stacks.pop(name).aclose()
+            await run_in_threadpool(old.state.store.close)
+            new = await run_in_threadpool(self.opener, name, tenant)
+            await self._start(name, new)
+            self.apps[name] = new
+            if self.front is old:
+                self.front = new
+            log.info("tenant_moved", store=tenant.location)
+
+    async def _ready(self) -> FastJSONResponse:
+        """200 while at least one tenant can save; each tenant's checks, named."""
+        answers = await asyncio.gather(
+            *(self._tenant_checks(name, app) for name, app in self.apps.items())
+        )
+        listed: list[dict[str, Any]] = []
+        serving = []
+        for name, checks in zip(self.apps, answers, strict=True):
+            listed += [{"name": f"{name}/{c.name}", "ok": c.ok, "detail": c.detail} for c in checks]
+            if not any(not c.ok and c.name in CRITICAL for c in checks):
+                serving.append(name)
+        failing = [c for c in listed if not c["ok"]]
+        if not serving:
+            detail = "; ".join(f"{c['name']}: {c['detail']}" for c in failing if _critical(c))
+            return problem_response(503, "not_ready", detail, checks=listed)
+        status = "degraded" if failing else "ready"
+        return FastJSONResponse({"status": status, "checks": listed})
+
+    @staticmethod
+    async def _tenant_checks(name: str, app: FastAPI) -> list[Check]:
+        try:
+            checks: list[Check] = await within_budget(_readiness, name, app)
+        except TimeoutError:
+            checks = [Check("store", False, NO_ANSWER)]
+        return checks
+
+    def _metrics(self) -> Response:
+        registries = {name: app.state.metrics.registry for name, app in self.apps.items()}
+        return Response(tenants_exposition(registries), media_type=CONTENT_TYPE)
+
+
+def _place(settings: Settings) -> tuple[str, str]:
+    return settings.database_url, settings.postgres_schema
+
+
+def _readiness(tenant: str, app: FastAPI) -> list[Check]:
+    with structlog.contextvars.bound_contextvars(tenant=tenant):  # a thread of its own
+        return readiness(app.state.store, app.state.workers, app.state.start)
+
+
+def _critical(check: dict[str, Any]) -> bool:
+    return str(check["name"]).rsplit("/", 1)[-1] in CRITICAL
+
+
+def _digest(key: str) -> bytes:
+    return hashlib.sha256(key.encode()).digest()

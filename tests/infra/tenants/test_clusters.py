@@ -1,0 +1,101 @@
+"""Tenants on two PostgreSQL clusters: the shared one and one the tests start. One
+cluster going down costs its tenants only; the others serve on, and it comes back."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from infra.cli import app as casino
+from tests.conftest import POSTGRES_URL
+from tests.faults.cluster import Cluster
+from tests.infra.tenants.conftest import (
+    Brand,
+    cluster_url,
+    directory_of,
+    drop_schema,
+    open_brand,
+    serve,
+    start,
+    stop,
+)
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def spread(
+    second_cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, Brand]]:
+    """`alpha` on the shared cluster, `beta` on the second; a request deadline of 3 s."""
+    monkeypatch.setenv("CASINO_REQUEST_DEADLINE_SECONDS", "3")
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    made = {
+        "alpha": open_brand("alpha", POSTGRES_URL, schema, tmp_path),
+        "beta": open_brand("beta", cluster_url(second_cluster), schema, tmp_path),
+    }
+    yield made
+    for brand in made.values():
+        brand.store.close()
+    start(second_cluster)
+    drop_schema(POSTGRES_URL, schema)
+    drop_schema(cluster_url(second_cluster), schema)
+
+
+def deposit(client: TestClient, brand: Brand, key: str) -> int:
+    body = {"mode": "real", "amount": "10.00"}
+    answer = client.post("/v1/players/alice/deposits", json=body, headers=brand.headers(key=key))
+    return answer.status_code
+
+
+def test_one_tenants_cluster_down_costs_only_its_tenant(
+    spread: dict[str, Brand], second_cluster: Cluster
+) -> None:
+    alpha, beta = spread["alpha"], spread["beta"]
+    with TestClient(serve(spread)) as client:
+        for brand in (alpha, beta):
+            player = {"player_id": "alice", "display_name": "Alice"}
+            assert client.post("/v1/players", json=player, headers=brand.headers()).is_success
+        stop(second_cluster)
+        refused = client.post(
+            "/v1/players/alice/deposits",
+            json={"mode": "real", "amount": "10.00"},
+            headers=beta.headers(key="beta-1"),
+        )
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["Retry-After"]
+        assert refused.json()["code"] == "store_unavailable"
+        assert deposit(client, alpha, "alpha-1") == 201
+        alpha_wallet = client.get("/v1/players/alice/wallets/real", headers=alpha.headers())
+        assert alpha_wallet.json()["balance"] == "10.00"
+        ready = client.get("/v1/health/ready")
+        assert ready.status_code == 200, ready.text
+        failing = {c["name"] for c in ready.json()["checks"] if not c["ok"]}
+        assert "beta/store" in failing and "alpha/store" not in failing
+        start(second_cluster)
+        # The 503 was "not known to have taken effect": the retry lands once.
+        assert deposit(client, beta, "beta-1") == 201
+        assert deposit(client, beta, "beta-1") == 201
+        beta_wallet = client.get("/v1/players/alice/wallets/real", headers=beta.headers())
+        assert beta_wallet.json()["balance"] == "10.00"
+        assert client.get("/v1/health/ready").json()["status"] in ("ready", "degraded")
+
+
+def test_tenants_list_names_the_tenant_whose_cluster_is_down(
+    spread: dict[str, Brand], second_cluster: Cluster
+) -> None:
+    env = {"CASINO_TENANTS": directory_of(spread)}
+    stop(second_cluster)
+    result = CliRunner().invoke(casino, ["tenants", "list", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    listed = {row["tenant"]: row for row in json.loads(result.output)["tenants"]}
+    assert listed["alpha"]["reachable"] and listed["alpha"]["lag"] == 0
+    assert not listed["beta"]["reachable"]
+    assert "cannot reach" in listed["beta"]["problem"]
+    start(second_cluster)
