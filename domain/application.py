@@ -515,9 +515,9 @@ class CasinoApplication(CasinoQueries):
         amount_cents: int,
         bet_transaction_id: str | None = None,
     ) -> providers.WalletCall:
-        now = self.clock()
+        settings, now = self.games.providers, self.clock()
         return providers.win(
-            unit, now, provider_id, token, transaction_id, round_ref, amount_cents,
+            unit, settings, now, provider_id, token, transaction_id, round_ref, amount_cents,
             bet_transaction_id,
         )  # fmt: skip
 

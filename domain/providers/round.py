@@ -135,9 +135,11 @@ class ProviderRound(FastCopy, Aggregate):
         amount_cents: int,
         bet_transaction_id: str | None,
         now: datetime.datetime,
+        round_seconds: int,
     ) -> None:
-        """A win lands even in a round that counts as ended for want of calls; never in
-        one the provider ended."""
+        """A win lands even in a round that counts as ended for want of calls (ending it
+        first, if the worker has not yet: the late win must not bring it back to life
+        for bets and rollbacks); never in one the provider ended."""
         if self.ended_by == BY_PROVIDER:
             raise RoundClosed(f"round {self.round_ref} was ended: it takes no more wins")
         if transaction_id in self.wins:
@@ -149,6 +151,8 @@ class ProviderRound(FastCopy, Aggregate):
         ):
             raise NoBetInRound(f"the player placed no such bet in round {self.round_ref}")
         self._check_room()
+        if self.status != CLOSED and self.over(now, round_seconds):
+            self._ended(INACTIVE, now.isoformat())
         self._win_paid(transaction_id, amount_cents, bet_transaction_id, now.isoformat())
 
     def roll_back(

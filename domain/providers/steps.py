@@ -134,6 +134,7 @@ def bet(
 
 def win(
     unit: Unit,
+    settings: ProviderSettings,
     now: datetime.datetime,
     provider_id: str,
     token: str,
@@ -148,7 +149,7 @@ def win(
     round_ = unit.find(ProviderRound, key)
     if round_ is None:
         raise NoBetInRound(f"the player placed no bet in round {round_ref}")
-    round_.pay_win(transaction_id, amount_cents, bet_transaction_id, now)
+    round_.pay_win(transaction_id, amount_cents, bet_transaction_id, now, settings.round_seconds)
     wallet = load_wallet(unit, session.player_id, session.mode)
     account = games_account(provider_id)
     wallet.credit(round_.round_id, transaction_id, "win", amount_cents, account)

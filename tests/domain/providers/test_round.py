@@ -83,7 +83,7 @@ def test_a_round_ended_by_its_provider_takes_no_bet_win_or_rollback() -> None:
     )
     for call in (
         lambda: played.take_bet("b2", 1, NOW, HOUR),
-        lambda: played.pay_win("w1", 1, None, NOW),
+        lambda: played.pay_win("w1", 1, None, NOW, HOUR),
         lambda: played.roll_back("x1", "b1", NOW, HOUR),
     ):
         with pytest.raises(RoundClosed):
@@ -99,23 +99,35 @@ def test_a_round_without_calls_takes_no_bet_but_a_late_win_lands() -> None:
     with pytest.raises(RoundClosed):
         played.take_bet("b2", 1, an_hour_on, HOUR)
     assert played.end(an_hour_on, INACTIVE) is True
-    played.pay_win("w1", 2_000, "b1", an_hour_on)
+    played.pay_win("w1", 2_000, "b1", an_hour_on, HOUR)
     assert kinds(played) == ["Ended", "WinPaid"]
     assert played.end(an_hour_on, BY_PROVIDER) is True  # the provider's end still counts
     with pytest.raises(RoundClosed):
-        played.pay_win("w2", 1, None, an_hour_on)
+        played.pay_win("w2", 1, None, an_hour_on, HOUR)
+
+
+def test_a_late_win_before_the_worker_ends_the_round_first_and_it_stays_ended() -> None:
+    played = given(round_(), lambda r: r.take_bet("b1", 700, NOW, HOUR))
+    an_hour_on = NOW + datetime.timedelta(seconds=HOUR)
+    played.pay_win("w1", 0, "b1", an_hour_on, HOUR)  # the worker has not passed yet
+    assert kinds(played) == ["Ended", "WinPaid"]
+    later = an_hour_on + datetime.timedelta(seconds=1)
+    with pytest.raises(RoundClosed):
+        played.roll_back("r1", "b1", later, HOUR)  # the bet stands: the round is over
+    with pytest.raises(RoundClosed):
+        played.take_bet("b2", 100, later, HOUR)
 
 
 def test_a_win_needs_a_bet_in_the_round_and_each_transaction_counts_once() -> None:
     played = round_()
     with pytest.raises(NoBetInRound):
-        played.pay_win("w1", 100, None, NOW)
+        played.pay_win("w1", 100, None, NOW, HOUR)
     played.take_bet("b1", 100, NOW, HOUR)
     with pytest.raises(NoBetInRound):
-        played.pay_win("w1", 100, "b9", NOW)
-    played.pay_win("w1", 100, "b1", NOW)
+        played.pay_win("w1", 100, "b9", NOW, HOUR)
+    played.pay_win("w1", 100, "b1", NOW, HOUR)
     with pytest.raises(DuplicateTransaction):
-        played.pay_win("w1", 100, "b1", NOW)
+        played.pay_win("w1", 100, "b1", NOW, HOUR)
     with pytest.raises(DuplicateTransaction):
         played.take_bet("b1", 100, NOW, HOUR)
 
