@@ -189,13 +189,29 @@ def page(
     return Page(shown, int(found[limit - 1][0]) if more else None)
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP, "CSV
+# injection"); the ids a provider chose may start so.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+PROVIDER_CHOSEN = ("transaction_id", "round_id")
+
+
 def csv_text(found: list[dict[str, Any]]) -> str:
+    """The transactions as CSV; an id the provider chose that a spreadsheet would run
+    as a formula is written with a leading `'`, which shows it as text."""
     out = io.StringIO()
     fields = ("transaction_id", "kind", "round_id", "player_id", "amount", "at", "status")
     writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(found)
+    writer.writerows([{**row, **_as_text(row)} for row in found])
     return out.getvalue()
+
+
+def _as_text(row: dict[str, Any]) -> dict[str, str]:
+    return {
+        field: "'" + row[field]
+        for field in PROVIDER_CHOSEN
+        if str(row[field]).startswith(FORMULA_STARTS)
+    }
 
 
 def idle_rounds(cursor: Cursor, before: str, limit: int) -> list[str]:

