@@ -55,7 +55,8 @@ from infra.tenants import Tenant
 
 SAFE_METHODS = frozenset(("GET", "HEAD", "OPTIONS"))
 WALLET_CALLS = "/v1/wallet/"  # a provider's calls: /v1/wallet/{provider_id}/...
-PROVIDERS_KEPT_MAX = 10_000  # providers whose tenant is kept, by id
+PROVIDERS_KEPT_MAX = 10_000  # providers whose tenant is kept, by id (and ids unknown)
+UNKNOWN_KEPT_SECONDS = 1.0
 FENCE_SECONDS_MAX = 30.0  # a fence never outlives this, whoever forgot to lift it
 log = get_logger("casino.tenants")
 
@@ -97,14 +98,18 @@ class TenantApps:
                 if other != name:
                     raise DuplicateKey(f"tenants {other} and {name} share an API key")
         self._fences: dict[str, float] = {}  # tenant -> when the fence lapses (monotonic)
-        # A provider never changes tenant: where one was found, it is found again.
+        # A provider never changes tenant: where one was found, it is found again; an id
+        # no tenant has is not looked for again for a second (calls carry no key, so
+        # anyone can send them).
         self._providers: dict[str, str] = {}
+        self._unknown: dict[str, float] = {}
         for name, app in apps.items():
             app.state.provider_elsewhere = self._elsewhere(name)
 
     def _elsewhere(self, tenant: str) -> Callable[[str], bool]:
         def provider_elsewhere(provider_id: str) -> bool:
             found = self.provider_tenant(provider_id)
+            self._unknown.pop(provider_id, None)  # it may be registered now
             return found is not None and found != tenant
 
         return provider_elsewhere
@@ -114,15 +119,22 @@ class TenantApps:
         until found; run it in a thread)."""
         if (known := self._providers.get(provider_id)) is not None:
             return known
+        if time.monotonic() - self._unknown.get(provider_id, -math.inf) < UNKNOWN_KEPT_SECONDS:
+            return None
+        failed: Exception | None = None
         for name, app in self.apps.items():
             try:
                 app.state.store.app.provider(provider_id)
             except DomainError:
                 continue
-            if len(self._providers) >= PROVIDERS_KEPT_MAX:
-                self._providers.clear()
-            self._providers[provider_id] = name
+            except Exception as error:  # its store down or reopening: the others go on
+                failed = error
+                continue
+            _keep(self._providers, provider_id, name)
             return name
+        if failed is not None:
+            raise failed  # not known to be nobody's: the caller answers 503, not 401
+        _keep(self._unknown, provider_id, time.monotonic())
         return None
 
     def tenant_of(self, scope: Scope) -> str | None:
@@ -161,7 +173,17 @@ class TenantApps:
         tenant = self.tenant_of(scope) if scope["type"] == "http" else None
         if tenant is None and scope["type"] == "http" and path.startswith(WALLET_CALLS):
             provider_id = path[len(WALLET_CALLS) :].partition("/")[0]
-            tenant = await run_in_threadpool(self.provider_tenant, provider_id)
+            try:
+                tenant = await run_in_threadpool(self.provider_tenant, provider_id)
+            except Exception as error:
+                log.warning("provider_lookup_failed", error=type(error).__name__)
+                refusal = problem_response(
+                    503, "store_unavailable",
+                    "a tenant's store could not say whether it holds this provider; retry",
+                )  # fmt: skip
+                refusal.headers["Retry-After"] = "1"
+                await refusal(scope, receive, send)
+                return
         if tenant is None:
             await self.front(scope, receive, send)
             return
@@ -309,3 +331,9 @@ def _critical(check: dict[str, Any]) -> bool:
 
 def _digest(key: str) -> bytes:
     return hashlib.sha256(key.encode()).digest()
+
+
+def _keep(kept: dict[str, Any], key: str, value: Any) -> None:
+    if len(kept) >= PROVIDERS_KEPT_MAX:
+        kept.clear()
+    kept[key] = value

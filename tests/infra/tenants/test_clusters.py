@@ -25,6 +25,7 @@ from tests.infra.tenants.conftest import (
     start,
     stop,
 )
+from tests.provider_client import SECRET, ProviderClient
 
 pytestmark = pytest.mark.postgres
 
@@ -98,4 +99,31 @@ def test_tenants_list_names_the_tenant_whose_cluster_is_down(
     assert listed["alpha"]["reachable"] and listed["alpha"]["lag"] == 0
     assert not listed["beta"]["reachable"]
     assert "cannot reach" in listed["beta"]["problem"]
+    start(second_cluster)
+
+
+def test_a_providers_calls_go_on_while_another_tenants_cluster_is_down(
+    spread: dict[str, Brand], second_cluster: Cluster
+) -> None:
+    alpha, beta = spread["alpha"], spread["beta"]
+    body = {"provider_id": "acme", "name": "Acme", "secrets": [SECRET], "bonus_allowed": False}
+    with TestClient(serve(spread)) as client:
+        registered = client.post("/v1/providers", json=body, headers=alpha.headers("operator"))
+        assert registered.status_code == 201, registered.text
+        player = {"player_id": "alice", "display_name": "Alice"}
+        assert client.post("/v1/players", json=player, headers=alpha.headers()).is_success
+        session = {"provider_id": "acme", "game_id": "starburst", "mode": "real"}
+        opened = client.post(
+            "/v1/players/alice/game-sessions", json=session, headers=alpha.headers()
+        )
+        token = opened.json()["token"]
+    stop(second_cluster)
+    # A process started anew knows no provider yet, and asks beta's store first.
+    with TestClient(serve({"beta": beta, "alpha": alpha})) as client:
+        answer = ProviderClient(client).balance(token)
+        assert answer.status_code == 200, answer.text
+        # An id no reachable tenant holds is not called unknown while beta cannot say.
+        nobody = ProviderClient(client, provider_id="nobody").balance(token)
+        assert (nobody.status_code, nobody.json()["code"]) == (503, "store_unavailable")
+        assert nobody.headers["Retry-After"] == "1"
     start(second_cluster)
