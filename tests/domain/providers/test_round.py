@@ -7,6 +7,7 @@ import datetime
 
 import pytest
 
+from domain.bonus import Split
 from domain.errors import (
     DuplicateTransaction,
     InsufficientFunds,
@@ -37,17 +38,18 @@ def test_a_bet_is_recorded_with_its_transaction_and_time() -> None:
     played = round_()
     played.take_bet("b1", 1_000, NOW, HOUR)
     assert then(played) == [
-        ("BetTaken", {"transaction_id": "b1", "amount_cents": 1_000, "at": NOW.isoformat()})
-    ]
+        ("BetTaken", {"transaction_id": "b1", "amount_cents": 1_000, "at": NOW.isoformat(),
+                      "bonus_id": None, "bonus_cents": 0})
+    ]  # fmt: skip
 
 
 def test_the_wallet_takes_a_stake_at_once_against_the_providers_account() -> None:
     wallet = given(Wallet("alice", "real"), lambda w: w.deposit("t1", 5_000))
-    assert wallet.take_stake("round-1", "b1", 1_000, games_account("acme")) == 1_000
+    assert wallet.take_stake("round-1", "b1", 1_000, games_account("acme")) == Split(1_000, 0)
     assert then(wallet) == [
         ("StakeTaken", {"round_id": "round-1", "transaction_id": "b1", "amount_cents": 1_000,
                         "postings": [["player:alice", -1_000], ["casino:games:acme", 1_000]],
-                        "balance_after_cents": 4_000}),
+                        "balance_after_cents": 4_000, "bonus_id": None, "bonus_cents": 0}),
     ]  # fmt: skip
     assert wallet.holds == {}
 
@@ -72,7 +74,7 @@ def test_a_win_and_a_rollback_credit_the_player_from_the_providers_account() -> 
 
 def test_a_rollback_gives_back_what_its_bet_took_and_the_bet_is_gone() -> None:
     played = given(round_(), lambda r: r.take_bet("b1", 700, NOW, HOUR))
-    assert played.roll_back("x1", "b1", NOW, HOUR) == 700
+    assert played.roll_back("x1", "b1", NOW, HOUR) == Split(700, 0)
     assert kinds(played) == ["BetRolledBack"]
     assert (played.bets, played.rolled_back, played.staked_cents) == ({}, {"b1": 700}, 0)
 
