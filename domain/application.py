@@ -549,9 +549,11 @@ class CasinoApplication(CasinoQueries):
         """A provider's round by our id of it (the round index's), or None."""
         return find_provider_round(self.reading(), round_id)
 
-    def provider_wallet(self, provider_id: str, token: str) -> Wallet:
-        """The wallet of a provider's live game session (the balance call: a read)."""
+    def provider_wallet(self, provider_id: str, token: str) -> providers.ProviderWallet:
+        """The wallet of a provider's live game session (the balance call: a read), with
+        whether that provider's games may stake bonus money."""
         reading = self.reading()
         session = load_session(reading, provider_id, token)
         session.check_live(self.clock())
-        return load_wallet(reading, session.player_id, session.mode)
+        wallet = load_wallet(reading, session.player_id, session.mode)
+        return providers.ProviderWallet(wallet, load_provider(reading, provider_id).bonus_allowed)

@@ -106,10 +106,12 @@ def _read_wallet_event(
     elif topic == STAKE_TAKEN:
         # A third-party game's stake is taken at once (rules.md 10): a bet, and lost
         # the moment it is made, so it is exposure and loss at once (never both).
+        # Limits count its cash part only (rules.md 9).
         activity.plays, activity.where = True, "bet"
         if real:
-            _add(activity.stakes, pending.round_id, pending.amount_cents)
-            _add(activity.settled, pending.round_id, pending.amount_cents)
+            cash = pending.amount_cents - pending.bonus_cents
+            _add(activity.stakes, pending.round_id, cash)
+            _add(activity.settled, pending.round_id, cash)
     elif topic == BANK_HELD and pending.round_id is None:
         activity.exposure, activity.where = True, "put up a bank"
         activity.banks = activity.banks or real
@@ -121,8 +123,8 @@ def _read_wallet_event(
         _add(activity.settled, pending.round_id, -pending.net_cents)
     elif topic == COMMISSION_CHARGED:
         _add(activity.settled, pending.round_id, pending.commission_cents)
-    elif topic == CREDITED:  # a win, or a stake given back: never refused
-        _add(activity.settled, pending.round_id, -pending.amount_cents)
+    elif topic == CREDITED:  # a win, or a stake given back: never refused; its cash share
+        _add(activity.settled, pending.round_id, pending.bonus_cents - pending.amount_cents)
 
 
 def _read_deal(activity: Activity, pending: Any, dealt: set[str]) -> None:

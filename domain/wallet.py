@@ -78,6 +78,7 @@ BONUS_FORFEITED = "casino:Wallet.BonusForfeited"
 BONUS_EXPIRED = "casino:Wallet.BonusExpired"
 STAKE_TAKEN = "casino:Wallet.StakeTaken"  # a third-party game's bet (rules.md 10)
 CREDITED = "casino:Wallet.Credited"  # a third-party game's win, or a bet rolled back
+BONUS_WAGERED = "casino:Wallet.BonusWagered"  # a third-party round's stakes, counted at its end
 POINTS_CHANGE_MAX = 1_000_000_000  # One operator adjustment, either way.
 REASON_LENGTH_MAX = 500
 # A wallet's balance never passes this (rules.md 6), even if every stake it holds won.
@@ -383,35 +384,101 @@ class Wallet(FastCopy, Aggregate):
         )
 
     def take_stake(
-        self, round_id: str, transaction_id: str, amount_cents: int, house_account: str
-    ) -> int:
+        self,
+        round_id: str,
+        transaction_id: str,
+        amount_cents: int,
+        house_account: str,
+        bonus_allowed: bool = False,
+    ) -> Split:
         """A third-party game's stake, taken at once, nothing held (rules.md 10): the one
-        way a provider's bet takes money. Cash only for now; bonus money (rules.md 9)
-        is to take what cash lacks, where the provider allows it. Returns the cash taken."""
+        way a provider's bet takes money. Cash first, then the active bonus where the
+        provider allows it (`bonus_allowed`, within the bonus's maximum stake); the bonus
+        part posts from the player's bonus account in the same event. Returns the split."""
         _check_positive(amount_cents)
-        if amount_cents > self.available_cents:
+        usable = self.third_party_bonus_cents(bonus_allowed)
+        if amount_cents > self.available_cents + usable:
             raise InsufficientFunds(
                 f"cannot bet {format_cents(amount_cents)}: "
-                f"only {format_cents(self.available_cents)} available",
-                available=format_cents(self.available_cents),
-                shortfall=format_cents(amount_cents - self.available_cents),
-                balance=format_cents(self.balance_cents),
+                f"only {format_cents(self.available_cents + usable)} available",
+                available=format_cents(self.available_cents + usable),
+                shortfall=format_cents(amount_cents - self.available_cents - usable),
+                balance=format_cents(self.balance_cents + usable),
             )
-        postings = [[self.account, -amount_cents], [house_account, amount_cents]]
-        balance_after = self.balance_cents - amount_cents
-        self._stake_taken(round_id, transaction_id, amount_cents, postings, balance_after)
-        return amount_cents
+        split = self.third_party_split(amount_cents, bonus_allowed)
+        bonus_id = self.active_bonus_id if bonus_allowed else None
+        postings = [[self.account, -split.cash_cents],
+                    [bonus_account(self.player_id), -split.bonus_cents],
+                    [house_account, amount_cents]]  # fmt: skip
+        self._stake_taken(
+            round_id,
+            transaction_id,
+            amount_cents,
+            [posting for posting in postings if posting[1] or posting[0] == self.account],
+            self.balance_cents - split.cash_cents,
+            bonus_id,
+            split.bonus_cents,
+        )
+        return split
+
+    def third_party_bonus_cents(self, bonus_allowed: bool) -> int:
+        """The bonus a provider's game may stake: the active bonus's money not held,
+        where the provider allows bonus money (rules.md 10), else none."""
+        return self.bonus_available_cents if bonus_allowed else 0
 
     def credit(
-        self, round_id: str, transaction_id: str, kind: str, amount_cents: int, house_account: str
+        self,
+        round_id: str,
+        transaction_id: str,
+        kind: str,
+        amount_cents: int,
+        house_account: str,
+        bonus_cents: int = 0,
+        bonus_id: str | None = None,
     ) -> None:
         """A third-party game's win (`kind` "win", may be zero), or what a rolled-back bet
-        took given back ("rollback"): never refused but for the balance's ceiling."""
+        took given back ("rollback"): never refused but for the balance's ceiling.
+        `bonus_cents` of it is the bonus share of `bonus_id` (rules.md 9): back to that
+        bonus while it is active; once it ended, where its money went (converted: to
+        cash, within its maximum conversion; forfeited or expired: to casino:bonus)."""
         assert kind in ("win", "rollback") and amount_cents >= 0, (kind, amount_cents)
+        assert 0 <= bonus_cents <= amount_cents and (bonus_id is not None or not bonus_cents)
         _raise(self.ceiling_problem(deposit_cents=amount_cents))
-        postings = [[self.account, amount_cents], [house_account, -amount_cents]]
-        balance_after = self.balance_cents + amount_cents
-        self._credited(round_id, transaction_id, kind, amount_cents, postings, balance_after)
+        bonus = None if bonus_id is None else self.bonuses.get(bonus_id)
+        status = None if not bonus_cents else FORFEITED if bonus is None else bonus["status"]
+        to_cash = to_bonus = 0
+        if status == ACTIVE:
+            to_bonus = bonus_cents
+        elif status == CONVERTED and bonus is not None:
+            max_conversion, converted = bonus["max_conversion_cents"], bonus["converted_cents"]
+            to_cash = conversion(bonus_cents, max_conversion, converted).cash_cents
+        cash = amount_cents - bonus_cents + to_cash
+        postings = [[self.account, cash], [bonus_account(self.player_id), to_bonus],
+                    [CASINO_BONUS, bonus_cents - to_bonus - to_cash],
+                    [house_account, -amount_cents]]  # fmt: skip
+        self._credited(
+            round_id,
+            transaction_id,
+            kind,
+            amount_cents,
+            [p for p in postings if p[1] or p[0] in (self.account, house_account)],
+            self.balance_cents + cash,
+            bonus_id if bonus_cents else None,
+            bonus_cents,
+            to_cash,
+            status,
+        )
+
+    def count_wagering(self, round_id: str, bonus_id: str | None, wagered_cents: int) -> None:
+        """A third-party round has ended: its stakes placed under `bonus_id` (net of
+        rollbacks) count towards that bonus if it is still active (rules.md 9), and a
+        met requirement converts in the same save, as a settled house round does."""
+        bonus = None if bonus_id is None else self.bonuses.get(bonus_id)
+        if bonus is None or bonus["status"] != ACTIVE or wagered_cents <= 0:
+            return
+        self._bonus_wagered(round_id, bonus["bonus_id"], wagered_cents)
+        if bonus["wagered_cents"] >= bonus["wagering_required_cents"]:
+            self._convert(bonus, round_id)
 
     def adjust_points(self, change: int, reason: str) -> None:
         """An operator's adjustment: a non-zero whole number of points, with a reason."""
@@ -497,8 +564,12 @@ class Wallet(FastCopy, Aggregate):
         amount_cents: int,
         postings: Postings,
         balance_after_cents: int,
+        bonus_id: str | None = None,  # the active bonus, where the provider allows it
+        bonus_cents: int = 0,  # of `amount_cents`, from that bonus (older events: none)
     ) -> None:
         self._post(postings, balance_after_cents)
+        if bonus_id is not None:
+            self.bonuses[bonus_id]["balance_cents"] += self._post_bonus(postings)
 
     @event("Credited", topic=CREDITED)
     def _credited(
@@ -509,8 +580,20 @@ class Wallet(FastCopy, Aggregate):
         amount_cents: int,
         postings: Postings,
         balance_after_cents: int,
+        bonus_id: str | None = None,  # the bonus a share came from (older events: none)
+        bonus_cents: int = 0,  # that share of `amount_cents`
+        to_cash_cents: int = 0,  # of the share, to cash: its bonus had converted
+        bonus_status: str | None = None,  # that bonus's status then
     ) -> None:
         self._post(postings, balance_after_cents)
+        bonus = None if bonus_id is None else self.bonuses.get(bonus_id)
+        if bonus is not None:
+            bonus["balance_cents"] += self._post_bonus(postings)
+            bonus["converted_cents"] += to_cash_cents
+
+    @event("BonusWagered", topic=BONUS_WAGERED)
+    def _bonus_wagered(self, round_id: str, bonus_id: str, wagered_cents: int) -> None:
+        self.bonuses[bonus_id]["wagered_cents"] += wagered_cents
 
     @event("Protected", topic=PROTECTED)
     def _protected(self) -> None:

@@ -52,7 +52,10 @@ ROUND_SUMS = ("staked_cents", "returned_cents", "converted_cents")
 SUMS = ("granted_cents", "converted_cents", "forfeited_cents", "expired_cents",
         "outstanding_change_cents")  # fmt: skip
 TOPICS = (wallet.BONUS_GRANTED, wallet.BONUS_SETTLED, wallet.BONUS_CONVERTED,
-          wallet.BONUS_FORFEITED, wallet.BONUS_EXPIRED)  # fmt: skip
+          wallet.BONUS_FORFEITED, wallet.BONUS_EXPIRED,
+          wallet.STAKE_TAKEN, wallet.CREDITED)  # fmt: skip
+# A third-party game's bet, win and rollback (rules.md 10) move bonus money at once.
+_THIRD_PARTY = (wallet.STAKE_TAKEN, wallet.CREDITED)
 _ENDS = (wallet.BONUS_CONVERTED, wallet.BONUS_FORFEITED, wallet.BONUS_EXPIRED)
 GRANTED, CONVERTED, FORFEITED, EXPIRED_COLUMN, OUTSTANDING = range(5)
 
@@ -73,6 +76,9 @@ class Bonuses:
     def apply(self, event: Any, position: int) -> None:
         topic = wallet.topic_of(event)
         if topic not in TOPICS:
+            return
+        if topic in _THIRD_PARTY:
+            self._third_party(topic, event)
             return
         sums = self.days[(event.timestamp.date().isoformat(),)]
         sums[OUTSTANDING] += sum(
@@ -101,6 +107,27 @@ class Bonuses:
             sums[EXPIRED_COLUMN if expired else FORFEITED] += event.forfeited_cents
         if topic in _ENDS:
             self.running[event.bonus_id] = None
+
+    def _third_party(self, topic: str, event: Any) -> None:
+        """A provider's bet took `bonus_cents` from the bonus; a win's or rollback's
+        bonus share went back to it, to cash (the bonus converted) or to casino:bonus
+        (it was forfeited or expired)."""
+        bonus = int(getattr(event, "bonus_cents", 0))
+        if not bonus:
+            return
+        day = event.timestamp.date().isoformat()
+        sums, result = self.days[(day,)], self.rounds[(event.round_id, day)]
+        sums[OUTSTANDING] += sum(
+            cents for account, cents in event.postings if account.startswith("bonus:")
+        )
+        if topic == wallet.STAKE_TAKEN:
+            result[0] += bonus
+            return
+        to_house = sum(cents for account, cents in event.postings if account == "casino:bonus")
+        sums[CONVERTED] += event.to_cash_cents
+        sums[EXPIRED_COLUMN if event.bonus_status == EXPIRED else FORFEITED] += to_house
+        result[1] += bonus
+        result[2] += event.to_cash_cents
 
     def flush(self, cursor: Cursor) -> None:
         if self.running:

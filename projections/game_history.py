@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain import wallet
+from domain.ids import player_account
 from domain.providers import round as provider_round
 from projections.balances import Owners
 from projections.base import Cursor, chunks, delete_rows, insert_rows, rows
@@ -150,8 +151,8 @@ def _called(
 ) -> list[tuple[int, int, int]]:
     """A stake taken or a credit for a provider's round, added to its sums; after its
     end (a late win), to its row: in this batch's results, or returned to update."""
-    credited = wallet.topic_of(event) == wallet.CREDITED
-    change = event.amount_cents if credited else -event.amount_cents
+    account = player_account(owner[0])  # the cash's change: bonus money moves beside it
+    change = sum(cents for posted_to, cents in event.postings if posted_to == account)
     after = event.balance_after_cents
     found = kept.setdefault(
         event.round_id, [event.round_id, *owner, 0, after - change, after, None]

@@ -15,9 +15,14 @@ SECRET = "s3cr3t-of-at-least-32-characters-0001"
 NEXT_SECRET = "s3cr3t-of-at-least-32-characters-0002"
 
 
-def register(client: Any, provider_id: str = "acme", secrets: list[str] | None = None) -> None:
+def register(
+    client: Any,
+    provider_id: str = "acme",
+    secrets: list[str] | None = None,
+    bonus_allowed: bool = False,
+) -> None:
     body = {"provider_id": provider_id, "name": provider_id.title(),
-            "secrets": secrets or [SECRET], "bonus_allowed": False,
+            "secrets": secrets or [SECRET], "bonus_allowed": bonus_allowed,
             "theoretical_rtp": "0.96"}  # fmt: skip
     headers = {**OPERATOR, "Idempotency-Key": uuid.uuid4().hex}
     answer = client.post("/v1/providers", json=body, headers=headers)

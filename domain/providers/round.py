@@ -16,6 +16,7 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
+from domain.bonus import Split, split_return
 from domain.copying import FastCopy
 from domain.errors import (
     DuplicateTransaction,
@@ -106,6 +107,10 @@ class ProviderRound(FastCopy, Aggregate):
         self.wins: list[str] = []  # transaction ids
         self.staked_cents = 0
         self.won_cents = 0
+        # Bonus money (rules.md 9, 10): the bonus the round's bets were placed under (the
+        # first active one where the provider allows it), and each such bet's bonus part.
+        self.bonus_id: str | None = None
+        self.bonus_bets: dict[str, int] = {}  # transaction id -> cents from the bonus
 
     @property
     def round_id(self) -> str:
@@ -119,15 +124,45 @@ class ProviderRound(FastCopy, Aggregate):
         """Ended by the provider, or without a call for `round_seconds`."""
         return self.status == CLOSED or lapsed(self.last_call_at, now, round_seconds)
 
-    def take_bet(
-        self, transaction_id: str, amount_cents: int, now: datetime.datetime, round_seconds: int
-    ) -> None:
+    @property
+    def staked(self) -> Split:
+        """The stakes standing (not rolled back): cash and bonus."""
+        bonus = sum(self.bonus_bets.get(transaction_id, 0) for transaction_id in self.bets)
+        return Split(self.staked_cents - bonus, bonus)
+
+    @property
+    def wagered_cents(self) -> int:
+        """What the round counts towards its bonus (rules.md 9): every stake placed under
+        it, cash or bonus, net of rolled-back bets."""
+        return sum(cents for key, cents in self.bets.items() if key in self.bonus_bets)
+
+    def takes_bonus(self, active_bonus_id: str | None) -> bool:
+        """Whether a bet now may be placed under the active bonus: not when the round's
+        bets belong to another, now ended (cash only then, as in a house round)."""
+        return active_bonus_id is not None and self.bonus_id in (None, active_bonus_id)
+
+    def check_bet(self, transaction_id: str, now: datetime.datetime, round_seconds: int) -> None:
+        """Refuse a bet the round cannot take, before the wallet is asked for it."""
         if self.over(now, round_seconds):
             raise RoundClosed(f"round {self.round_ref} is over: it takes no more bets")
         if transaction_id in self.bets or transaction_id in self.rolled_back:
             raise DuplicateTransaction(f"transaction {transaction_id} was already a bet here")
         self._check_room()
-        self._bet_taken(transaction_id, amount_cents, now.isoformat())
+
+    def take_bet(
+        self,
+        transaction_id: str,
+        amount_cents: int,
+        now: datetime.datetime,
+        round_seconds: int,
+        taken: Split | None = None,
+        bonus_id: str | None = None,
+    ) -> None:
+        """`taken`: the cash and bonus parts the wallet took, under `bonus_id` (the
+        bonus active then, where the provider allows bonus money)."""
+        self.check_bet(transaction_id, now, round_seconds)
+        bonus_cents = 0 if taken is None else taken.bonus_cents
+        self._bet_taken(transaction_id, amount_cents, now.isoformat(), bonus_id, bonus_cents)
 
     def pay_win(
         self,
@@ -135,11 +170,9 @@ class ProviderRound(FastCopy, Aggregate):
         amount_cents: int,
         bet_transaction_id: str | None,
         now: datetime.datetime,
-        round_seconds: int,
     ) -> None:
-        """A win lands even in a round that counts as ended for want of calls (ending it
-        first, if the worker has not yet: the late win must not bring it back to life
-        for bets and rollbacks); never in one the provider ended."""
+        """A win lands even in a round that counts as ended for want of calls; never in
+        one the provider ended."""
         if self.ended_by == BY_PROVIDER:
             raise RoundClosed(f"round {self.round_ref} was ended: it takes no more wins")
         if transaction_id in self.wins:
@@ -151,19 +184,27 @@ class ProviderRound(FastCopy, Aggregate):
         ):
             raise NoBetInRound(f"the player placed no such bet in round {self.round_ref}")
         self._check_room()
-        if self.status != CLOSED and self.over(now, round_seconds):
-            self._ended(INACTIVE, now.isoformat())
-        self._win_paid(transaction_id, amount_cents, bet_transaction_id, now.isoformat())
+        bonus_cents = self.win_split(amount_cents).bonus_cents
+        at = now.isoformat()
+        self._win_paid(transaction_id, amount_cents, bet_transaction_id, at, bonus_cents)
+
+    def win_split(self, amount_cents: int) -> Split:
+        """A win in the proportion of the round's stakes standing (rules.md 9): the bonus
+        share rounded down to the cent, the rest cash; all cash if none stands."""
+        staked = self.staked
+        return split_return(amount_cents, staked) if staked.bonus_cents else Split(amount_cents, 0)
 
     def roll_back(
         self, transaction_id: str, bet_transaction_id: str, now: datetime.datetime, rounds: int
-    ) -> int:
-        """Give back what the bet took: its cents."""
+    ) -> Split:
+        """Give back what the bet took: its cash and bonus parts."""
         if self.over(now, rounds):
             raise RoundClosed(f"round {self.round_ref} is over: its bets stand")
         cents = self.bets[bet_transaction_id]
-        self._bet_rolled_back(transaction_id, bet_transaction_id, cents, now.isoformat())
-        return cents
+        bonus_cents = self.bonus_bets.get(bet_transaction_id, 0)
+        at = now.isoformat()
+        self._bet_rolled_back(transaction_id, bet_transaction_id, cents, at, bonus_cents)
+        return Split(cents - bonus_cents, bonus_cents)
 
     def end(self, now: datetime.datetime, reason: str) -> bool:
         """End the round; says whether that changed anything: the provider's end after
@@ -180,14 +221,29 @@ class ProviderRound(FastCopy, Aggregate):
             )
 
     @event("BetTaken", topic=BET_TAKEN)
-    def _bet_taken(self, transaction_id: str, amount_cents: int, at: str) -> None:
+    def _bet_taken(
+        self,
+        transaction_id: str,
+        amount_cents: int,
+        at: str,
+        bonus_id: str | None = None,  # older events: none
+        bonus_cents: int = 0,
+    ) -> None:
         self.bets[transaction_id] = amount_cents
+        if bonus_id is not None:
+            self.bonus_id = bonus_id
+            self.bonus_bets[transaction_id] = bonus_cents
         self.staked_cents += amount_cents
         self.last_call_at = at
 
     @event("WinPaid", topic=WIN_PAID)
     def _win_paid(
-        self, transaction_id: str, amount_cents: int, bet_transaction_id: str | None, at: str
+        self,
+        transaction_id: str,
+        amount_cents: int,
+        bet_transaction_id: str | None,
+        at: str,
+        bonus_cents: int = 0,  # the bonus share (older events: none)
     ) -> None:
         self.wins.append(transaction_id)
         self.won_cents += amount_cents
@@ -195,7 +251,12 @@ class ProviderRound(FastCopy, Aggregate):
 
     @event("BetRolledBack", topic=BET_ROLLED_BACK)
     def _bet_rolled_back(
-        self, transaction_id: str, bet_transaction_id: str, amount_cents: int, at: str
+        self,
+        transaction_id: str,
+        bet_transaction_id: str,
+        amount_cents: int,
+        at: str,
+        bonus_cents: int = 0,  # of it, back to the bonus's side (older events: none)
     ) -> None:
         self.rolled_back[bet_transaction_id] = self.bets.pop(bet_transaction_id)
         self.staked_cents -= amount_cents
@@ -231,6 +292,7 @@ class ProviderBet(FastCopy, Aggregate):
         round_id: str | None
         amount_cents: int
         rolled_back_by: str | None  # a tombstone's: the rollback that came first
+        bonus_cents: int = 0  # of `amount_cents`, from the bonus (older events: none)
 
     @staticmethod
     def create_id(
@@ -240,6 +302,7 @@ class ProviderBet(FastCopy, Aggregate):
         round_id: str | None,
         amount_cents: int,
         rolled_back_by: str | None,
+        bonus_cents: int = 0,
     ) -> UUID:
         return bet_uuid(provider_id, transaction_id)
 
@@ -252,12 +315,14 @@ class ProviderBet(FastCopy, Aggregate):
         round_id: str | None,
         amount_cents: int,
         rolled_back_by: str | None,
+        bonus_cents: int = 0,
     ) -> None:
         self.provider_id = provider_id
         self.transaction_id = transaction_id
         self.player_id = player_id
         self.round_id = round_id
-        self.amount_cents = amount_cents
+        self.amount_cents = amount_cents  # the whole stake: cash and bonus
+        self.bonus_cents = bonus_cents
         self.rolled_back_by = rolled_back_by
 
     @property

@@ -3,7 +3,10 @@ aggregates; the application's methods call one of these, the seam saves it all i
 one atomic save (with the call's receipt, keyed by the provider's transaction id).
 
 A call's money moves only through the wallet: `Wallet.take_stake` for a bet,
-`Wallet.credit` for a win or a rollback, against `casino:games:{provider_id}`.
+`Wallet.credit` for a win or a rollback, against `casino:games:{provider_id}`. Where
+the provider allows bonus money (rules.md 9), a bet takes cash first, then the active
+bonus; a win and a rollback give the bonus share back where that bonus's money went,
+and the round's end counts its stakes towards the bonus (`Wallet.count_wagering`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 from dataclasses import dataclass
 from uuid import UUID
 
+from domain.bonus import Split
 from domain.errors import (
     DuplicateTransaction,
     InvalidToken,
@@ -36,6 +40,7 @@ from domain.providers.provider import (
 from domain.providers.round import (
     BY_PROVIDER,
     INACTIVE,
+    OPEN,
     ProviderBet,
     ProviderRound,
     bet_uuid,
@@ -45,14 +50,28 @@ from domain.settings import ProviderSettings
 from domain.unit import Unit
 from domain.wallet import Wallet, load_wallet
 
+NOTHING_USED = Split(0, 0)  # a win's or a rollback's answer: no stake taken
+
 
 @dataclass(frozen=True)
-class WalletCall:
-    """What a provider's bet, win or rollback answers: the wallet after it."""
+class ProviderWallet:
+    """A player's wallet as a provider sees it: the bonus its games may stake."""
+
+    wallet: Wallet
+    bonus_allowed: bool
+
+    @property
+    def bonus_cents(self) -> int:
+        return self.wallet.third_party_bonus_cents(self.bonus_allowed)
+
+
+@dataclass(frozen=True)
+class WalletCall(ProviderWallet):
+    """What a provider's bet, win or rollback answers: the wallet after it, and what a
+    bet took from cash and from the bonus."""
 
     transaction_id: str
-    wallet: Wallet
-    used_cash_cents: int = 0
+    used: Split = NOTHING_USED
 
 
 @dataclass(frozen=True)
@@ -121,15 +140,23 @@ def bet(
     if earlier is not None:
         raise DuplicateTransaction(f"transaction {transaction_id} was already used")
     round_ = _round(unit, session, round_ref, game_id, now)
-    round_.take_bet(transaction_id, amount_cents, now, settings.round_seconds)
+    round_.check_bet(transaction_id, now, settings.round_seconds)
     wallet = load_wallet(unit, session.player_id, session.mode)
-    cash = wallet.take_stake(
-        round_.round_id, transaction_id, amount_cents, games_account(provider_id)
-    )
-    player_id = session.player_id
-    unit.add(ProviderBet(provider_id, transaction_id, player_id, round_.round_id, cash, None))
+    allowed = load_provider(unit, provider_id).bonus_allowed
+    under = allowed and round_.takes_bonus(wallet.active_bonus_id)
+    bonus_id = wallet.active_bonus_id if under else None
+    account = games_account(provider_id)
+    taken = wallet.take_stake(round_.round_id, transaction_id, amount_cents, account, under)
+    round_.take_bet(transaction_id, amount_cents, now, settings.round_seconds, taken, bonus_id)
+    player_id, round_id = session.player_id, round_.round_id
+    unit.add(
+        ProviderBet(
+            provider_id, transaction_id, player_id, round_id, amount_cents, None,
+            taken.bonus_cents,
+        )
+    )  # fmt: skip
     session.touch(now)
-    return WalletCall(transaction_id, wallet, cash)
+    return WalletCall(wallet, allowed, transaction_id, taken)
 
 
 def win(
@@ -149,12 +176,19 @@ def win(
     round_ = unit.find(ProviderRound, key)
     if round_ is None:
         raise NoBetInRound(f"the player placed no bet in round {round_ref}")
-    round_.pay_win(transaction_id, amount_cents, bet_transaction_id, now, settings.round_seconds)
+    if round_.status == OPEN and round_.over(now, settings.round_seconds):
+        # Lapsed, and the worker has not passed yet: end it first (its wagering counted),
+        # so that the late win does not bring it back to life for bets and rollbacks.
+        _end(unit, round_, now, INACTIVE)
+    round_.pay_win(transaction_id, amount_cents, bet_transaction_id, now)
     wallet = load_wallet(unit, session.player_id, session.mode)
-    account = games_account(provider_id)
-    wallet.credit(round_.round_id, transaction_id, "win", amount_cents, account)
+    account, share = games_account(provider_id), round_.win_split(amount_cents)
+    wallet.credit(
+        round_.round_id, transaction_id, "win", amount_cents, account,
+        share.bonus_cents, round_.bonus_id,
+    )  # fmt: skip
     session.touch(now)
-    return WalletCall(transaction_id, wallet)
+    return WalletCall(wallet, _allowed(unit, provider_id), transaction_id)
 
 
 def rollback(
@@ -180,13 +214,17 @@ def rollback(
     elif bet_.rolled_back_by is None:
         assert bet_.round_id is not None
         round_ = unit.get(ProviderRound, _uuid_of(bet_.round_id), _missing_round)
-        cents = round_.roll_back(transaction_id, bet_transaction_id, now, settings.round_seconds)
+        given = round_.roll_back(transaction_id, bet_transaction_id, now, settings.round_seconds)
         bet_.roll_back(transaction_id)
         wallet = load_wallet(unit, bet_.player_id, round_.mode)
-        account = games_account(provider_id)
-        wallet.credit(round_.round_id, transaction_id, "rollback", cents, account)
+        account, cents = games_account(provider_id), given.cash_cents + given.bonus_cents
+        wallet.credit(
+            round_.round_id, transaction_id, "rollback", cents, account,
+            given.bonus_cents, round_.bonus_id,
+        )  # fmt: skip
     session.touch(now)
-    return WalletCall(transaction_id, load_wallet(unit, session.player_id, session.mode))
+    wallet = load_wallet(unit, session.player_id, session.mode)
+    return WalletCall(wallet, _allowed(unit, provider_id), transaction_id)
 
 
 def end_round(
@@ -196,7 +234,7 @@ def end_round(
     in it is refused."""
     session = load_session(unit, provider_id, token)
     round_ = _round(unit, session, round_ref, session.game_id, now)
-    round_.end(now, BY_PROVIDER)
+    _end(unit, round_, now, BY_PROVIDER)
     return round_
 
 
@@ -206,7 +244,22 @@ def lapse(unit: Unit, settings: ProviderSettings, now: datetime.datetime, round_
     round_ = unit.find(ProviderRound, _uuid_of(round_id))
     if round_ is None or not round_.over(now, settings.round_seconds):
         return False
-    return round_.end(now, INACTIVE)
+    return _end(unit, round_, now, INACTIVE)
+
+
+def _end(unit: Unit, round_: ProviderRound, now: datetime.datetime, reason: str) -> bool:
+    """End a round; at its first end, its stakes under a bonus count towards that
+    bonus (rules.md 9), which may convert in the same save."""
+    first = round_.status == OPEN
+    ended = round_.end(now, reason)
+    if first and ended and round_.bonus_id is not None:
+        wallet = load_wallet(unit, round_.player_id, round_.mode)
+        wallet.count_wagering(round_.round_id, round_.bonus_id, round_.wagered_cents)
+    return ended
+
+
+def _allowed(unit: Unit, provider_id: str) -> bool:
+    return load_provider(unit, provider_id).bonus_allowed
 
 
 def _round(

@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from domain.errors import (
     BalanceLimitExceeded,
+    BonusMaxBet,
     DuplicateTransaction,
     InsufficientFunds,
     InvalidAmount,
@@ -192,6 +193,7 @@ async def balance(
         *CALL,
         TokenExpired,
         InsufficientFunds,
+        BonusMaxBet,
         TransactionRolledBack,
         RoundClosed,
         DuplicateTransaction,
@@ -202,7 +204,8 @@ async def balance(
     ),
 )
 async def bet(body: BetCall, request: Request, call: SignedCall = Depends(signed_call)) -> Any:
-    """Take a stake at once (nothing held), for a round of the provider's."""
+    """Take a stake at once (nothing held), for a round of the provider's: cash first,
+    then the active bonus where the provider allows bonus money."""
     amount = cents_of(body.amount)
     return await _keyed(
         call, app_of(request).provider_bet, bet_view,

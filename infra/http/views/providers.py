@@ -7,10 +7,7 @@ from typing import Any
 from domain.money import format_cents
 from domain.providers.provider import Provider
 from domain.providers.round import GAME, ProviderRound
-from domain.providers.steps import OpenedSession, WalletCall
-from domain.wallet import Wallet
-
-BONUS_NONE = "0.00"  # bonus money in a provider's game: to come (rules.md 9)
+from domain.providers.steps import OpenedSession, ProviderWallet, WalletCall
 
 
 def provider_view(provider: Provider) -> dict[str, Any]:
@@ -34,21 +31,28 @@ def session_view(opened: OpenedSession) -> dict[str, Any]:
     }
 
 
-def money_of(wallet: Wallet) -> dict[str, str]:
-    cash = format_cents(wallet.available_cents)
-    return {"cash": cash, "bonus": BONUS_NONE, "balance": cash}
+def money_of(seen: ProviderWallet) -> dict[str, str]:
+    """Cash, the bonus the provider's games may stake (none where it allows none), and
+    both together (rules.md 10)."""
+    cash, bonus = seen.wallet.available_cents, seen.bonus_cents
+    return {
+        "cash": format_cents(cash),
+        "bonus": format_cents(bonus),
+        "balance": format_cents(cash + bonus),
+    }
 
 
-def balance_view(wallet: Wallet) -> dict[str, Any]:
-    return {"player_id": wallet.player_id, "currency": "USD", **money_of(wallet)}
+def balance_view(seen: ProviderWallet) -> dict[str, Any]:
+    return {"player_id": seen.wallet.player_id, "currency": "USD", **money_of(seen)}
 
 
 def call_view(call: WalletCall) -> dict[str, Any]:
-    return {"transaction_id": call.transaction_id, **money_of(call.wallet)}
+    return {"transaction_id": call.transaction_id, **money_of(call)}
 
 
 def bet_view(call: WalletCall) -> dict[str, Any]:
-    used = {"used_cash": format_cents(call.used_cash_cents), "used_bonus": BONUS_NONE}
+    used = {"used_cash": format_cents(call.used.cash_cents),
+            "used_bonus": format_cents(call.used.bonus_cents)}  # fmt: skip
     return {**call_view(call), **used}
 
 

@@ -27,8 +27,9 @@ def played() -> tuple[list[Any], list[WalletEntry]]:
     wallet.take_stake(round_.round_id, "b1", 1_000, house)
     round_.take_bet("b2", 300, NOW, HOUR)
     wallet.take_stake(round_.round_id, "b2", 300, house)
-    wallet.credit(round_.round_id, "x1", "rollback", round_.roll_back("x1", "b2", NOW, HOUR), house)
-    round_.pay_win("w1", 2_500, "b1", NOW, HOUR)
+    given = round_.roll_back("x1", "b2", NOW, HOUR)
+    wallet.credit(round_.round_id, "x1", "rollback", given.cash_cents, house)
+    round_.pay_win("w1", 2_500, "b1", NOW)
     wallet.credit(round_.round_id, "w1", "win", 2_500, house)
     round_.end(NOW, BY_PROVIDER)
     entries = [WalletEntry("alice", topic_of(e), e) for e in wallet.collect_events()]

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 from infra.audit.verify import verify
 from infra.store.store import Store
 from infra.workers import LapsedProviderRoundWorker
-from tests.conftest import AUDITOR, OPERATOR, SERVICE, Api
+from tests.conftest import AUDITOR, OPERATOR, SERVICE, Api, every_store_event
 from tests.provider_client import (
     NEXT_SECRET,
     SECRET,
@@ -374,6 +374,23 @@ def test_a_round_without_calls_ends_a_late_win_still_lands_and_the_index_shows_i
     assert (shown["staked"], shown["won"], shown["net"]) == ("10.00", "7.00", "-3.00")
 
 
+def test_a_late_win_before_the_worker_passes_ends_the_round_and_it_stays_ended(
+    provider: ProviderClient, token: str, api: Api, store: Store
+) -> None:
+    provider.bet(token, "b1", "r1", "10.00")
+    later(store, 3_601)  # lapsed; the worker has not passed
+    win = provider.win(token, "w1", "r1", "0.00")
+    assert win.status_code == 200, win.text
+    rollback = provider.rollback(token, "x1", "b1")  # the bet stands: the round is over
+    assert (rollback.status_code, rollback.json()["code"]) == (409, "round_closed")
+    bet = provider.bet(token, "b2", "r1", "1.00")
+    assert (bet.status_code, bet.json()["code"]) == (409, "round_closed")
+    assert LapsedProviderRoundWorker(store, 3_600).end_lapsed_rounds(store.app.clock()) == []
+    index = api.get("/v1/rounds?player_id=alice", headers=AUDITOR).json()["rounds"]
+    assert [(r["status"]) for r in index] == ["closed"]
+    assert provider.balance(token).json()["cash"] == "90.00"
+
+
 def test_the_revenue_and_rtp_reports_count_a_providers_rounds_and_a_late_win_on_its_day(
     provider: ProviderClient, token: str, api: Api, store: Store
 ) -> None:
@@ -437,3 +454,183 @@ def test_real_and_play_money_never_share_a_providers_round(
     assert (win.status_code, win.json()["cash"]) == (200, "110.00")
     assert (cash(api), api.wallet("alice", "play")["balance"]) == ("110.00", "45.00")
     assert api.trial_balance("play")["total"] == api.trial_balance()["total"] == "0.00"
+
+
+# Bonus money in a provider's games (rules.md 9, 10).
+
+
+def grant(api: Api, **body: Any) -> str:
+    sent = {"amount": "100.00", "wagering": 1, "expires_in_days": 30} | body
+    answer = api.post("/v1/players/alice/bonuses", sent, headers=OPERATOR)
+    assert answer.status_code == 201, answer.text
+    bonus_id: str = answer.json()["bonus_id"]
+    return bonus_id
+
+
+def accounts(api: Api) -> dict[str, str]:
+    trial = api.trial_balance()
+    assert trial["total"] == "0.00"
+    return {row["account"]: row["balance"] for row in trial["accounts"]}
+
+
+def bonus_balance(api: Api) -> str:
+    active = api.get("/v1/players/alice/bonuses").json()["active"]
+    return "none" if active is None else str(active["balance"])
+
+
+def books(api: Api, store: Store) -> tuple[Any, ...]:
+    """What a refusal must leave alone: the wallet, the bonuses, the books, the log."""
+    bonuses = api.get("/v1/players/alice/bonuses").json()
+    return api.wallet("alice"), bonuses, accounts(api), len(every_store_event(store))
+
+
+@pytest.fixture
+def bonus_token(client: TestClient, api: Api) -> str:
+    """Alice with 20.00 cash and an active bonus of 100.00 (1x), at a provider that
+    allows bonus money ("bonusy") and one that does not ("acme")."""
+    register(client, "bonusy", bonus_allowed=True)
+    register(client)
+    api.player("alice", real="20.00")
+    grant(api)
+    return open_session(client, "alice", "bonusy")
+
+
+def test_a_bet_takes_cash_then_the_bonus_where_the_provider_allows_it(
+    client: TestClient, bonus_token: str, api: Api, store: Store
+) -> None:
+    provider = ProviderClient(client, "bonusy")
+    assert provider.balance(bonus_token).json() == {"player_id": "alice", "currency": "USD",
+                                                    "cash": "20.00", "bonus": "100.00",
+                                                    "balance": "120.00"}  # fmt: skip
+    bet = provider.bet(bonus_token, "b1", "r1", "50.00")
+    assert bet.status_code == 200, bet.text
+    assert bet.json() == {
+        "transaction_id": "b1", "cash": "0.00", "bonus": "70.00", "balance": "70.00",
+        "used_cash": "20.00", "used_bonus": "30.00",
+    }  # fmt: skip
+    assert bonus_balance(api) == "70.00"
+    assert accounts(api)["casino:games:bonusy"] == "50.00"
+    assert verify(store, None, lambda _: None).problems == []
+
+
+def test_a_provider_that_allows_no_bonus_takes_cash_only(
+    client: TestClient, bonus_token: str, api: Api, store: Store
+) -> None:
+    provider = ProviderClient(client)
+    token = open_session(client, "alice")
+    assert provider.balance(token).json()["bonus"] == "0.00"
+    before = books(api, store)
+    short = provider.bet(token, "b1", "r1", "20.01")  # the bonus would have covered it
+    assert (short.status_code, short.json()["code"]) == (409, "insufficient_funds")
+    assert books(api, store) == before
+    bet = provider.bet(token, "b2", "r1", "20.00")
+    assert (bet.json()["used_cash"], bet.json()["used_bonus"]) == ("20.00", "0.00")
+    assert provider.end_round(token, "r1").status_code == 200
+    assert api.get("/v1/players/alice/bonuses").json()["active"]["wagered"] == "0.00"
+
+
+def test_a_bet_above_the_bonus_maximum_stake_is_refused_and_changes_nothing(
+    client: TestClient, api: Api, store: Store
+) -> None:
+    register(client, "bonusy", bonus_allowed=True)
+    api.player("alice", real="20.00")
+    grant(api, max_bet="40.00")
+    token = open_session(client, "alice", "bonusy")
+    provider = ProviderClient(client, "bonusy")
+    before = books(api, store)
+    refused = provider.bet(token, "b1", "r1", "40.01")
+    assert (refused.status_code, refused.json()["code"]) == (409, "bonus_max_bet")
+    assert books(api, store) == before
+    assert provider.bet(token, "b2", "r1", "40.00").status_code == 200
+
+
+def test_a_win_is_split_in_the_proportion_of_the_rounds_stakes(
+    client: TestClient, bonus_token: str, api: Api, store: Store
+) -> None:
+    provider = ProviderClient(client, "bonusy")
+    provider.bet(bonus_token, "b1", "r1", "50.00")  # 20.00 cash, 30.00 bonus
+    win = provider.win(bonus_token, "w1", "r1", "10.01")  # bonus 6.00 (rounded down)
+    assert win.json() == {"transaction_id": "w1", "cash": "4.01", "bonus": "76.00",
+                          "balance": "80.01"}  # fmt: skip
+    assert accounts(api)["bonus:alice"] == "76.00"
+    assert provider.end_round(bonus_token, "r1").status_code == 200
+    [day] = api.get("/v1/reports/bonus", headers=OPERATOR).json()["days"]
+    assert (day["granted"], day["outstanding"]) == ("100.00", "76.00")
+    revenue = api.get("/v1/reports/revenue?mode=real", headers=OPERATOR).json()
+    [row] = [row for row in revenue["rows"] if row["game"] == "external"]
+    assert (row["stakes"], row["returns"], row["bonus_stakes"], row["bonus_returns"]) == (
+        "20.00", "4.01", "30.00", "6.00",
+    )  # fmt: skip
+    assert verify(store, None, lambda _: None).problems == []
+
+
+def test_a_rollback_gives_back_each_part_where_it_came_from(
+    client: TestClient, bonus_token: str, api: Api, store: Store
+) -> None:
+    provider = ProviderClient(client, "bonusy")
+    provider.bet(bonus_token, "b1", "r1", "50.00")
+    back = provider.rollback(bonus_token, "x1", "b1")
+    assert back.json() == {"transaction_id": "x1", "cash": "20.00", "bonus": "100.00",
+                           "balance": "120.00"}  # fmt: skip
+    assert accounts(api)["casino:games:bonusy"] == "0.00"
+    assert provider.end_round(bonus_token, "r1").status_code == 200
+    assert api.get("/v1/players/alice/bonuses").json()["active"]["wagered"] == "0.00"
+    assert verify(store, None, lambda _: None).problems == []
+
+
+def test_a_bonus_forfeited_before_the_rollback_sends_its_part_to_casino_bonus(
+    client: TestClient, bonus_token: str, api: Api, store: Store
+) -> None:
+    provider = ProviderClient(client, "bonusy")
+    bonus_id = api.get("/v1/players/alice/bonuses").json()["active"]["bonus_id"]
+    provider.bet(bonus_token, "b1", "r1", "50.00")
+    forfeit = api.post(f"/v1/players/alice/bonuses/{bonus_id}/forfeit")
+    assert forfeit.status_code == 200, forfeit.text
+    back = provider.rollback(bonus_token, "x1", "b1")
+    assert back.json() == {"transaction_id": "x1", "cash": "20.00", "bonus": "0.00",
+                           "balance": "20.00"}  # fmt: skip
+    books_now = accounts(api)
+    assert (books_now["casino:bonus"], books_now["bonus:alice"]) == ("0.00", "0.00")
+    assert verify(store, None, lambda _: None).problems == []
+
+
+def test_the_rounds_stakes_count_at_its_end_and_convert_the_bonus(
+    client: TestClient, bonus_token: str, api: Api, store: Store
+) -> None:
+    provider = ProviderClient(client, "bonusy")
+    provider.bet(bonus_token, "b1", "r1", "60.00")  # 20.00 cash, 40.00 bonus
+    provider.bet(bonus_token, "b2", "r1", "5.00")
+    provider.rollback(bonus_token, "x2", "b2")  # counts nothing
+    assert api.get("/v1/players/alice/bonuses").json()["active"]["wagered"] == "0.00"
+    provider.end_round(bonus_token, "r1")
+    assert api.get("/v1/players/alice/bonuses").json()["active"]["wagered"] == "60.00"
+    provider.bet(bonus_token, "b3", "r2", "40.00")  # all bonus
+    later(store, 3_601)  # the provider never ends it: the worker does
+    now = store.app.clock()
+    assert len(LapsedProviderRoundWorker(store, 3_600).end_lapsed_rounds(now)) == 1
+    listed = api.get("/v1/players/alice/bonuses").json()
+    assert listed["active"] is None
+    assert [(b["status"], b["wagered"]) for b in listed["past"]] == [("converted", "100.00")]
+    win = provider.win(bonus_token, "w3", "r2", "80.00")  # the bonus share, now cash
+    assert (win.json()["cash"], win.json()["bonus"]) == ("100.00", "0.00")
+    assert accounts(api)["bonus:alice"] == "0.00"
+    assert verify(store, None, lambda _: None).problems == []
+
+
+def test_a_loss_limit_counts_only_the_cash_part_of_a_bet(
+    client: TestClient, bonus_token: str, api: Api
+) -> None:
+    limits = {"mode": "real", "deposit": {"day": None, "week": None, "month": None},
+              "loss": {"day": "20.00", "week": None, "month": None}}  # fmt: skip
+    assert client.put("/v1/players/alice/limits", json=limits, headers=SERVICE).status_code == 200
+    provider = ProviderClient(client, "bonusy")
+    bet = provider.bet(bonus_token, "b1", "r1", "50.00")  # a loss of 20.00 cash, no more
+    assert (bet.status_code, bet.json()["used_bonus"]) == (200, "30.00")
+    all_bonus = provider.bet(bonus_token, "b2", "r1", "10.00")
+    assert (all_bonus.status_code, all_bonus.json()["used_cash"]) == (200, "0.00")
+    win = provider.win(bonus_token, "w1", "r1", "6.00")  # 2.00 cash back: lost 18.00
+    assert win.json()["cash"] == "2.00"
+    assert provider.bet(bonus_token, "b3", "r2", "2.00").status_code == 200
+    api.deposit("alice", "5.00")
+    refused = provider.bet(bonus_token, "b4", "r2", "0.01")  # cash again: past 20.00
+    assert (refused.status_code, refused.json()["code"]) == (409, "loss_limit_exceeded")
