@@ -208,18 +208,27 @@ class Wallet(FastCopy, Aggregate):
         self._withdrawn(transaction_id, amount_cents, postings, self.balance_cents - amount_cents)
 
     def hold(
-        self, round_id: str, amount_cents: int, house: bool = False, surebet: bool = False
+        self,
+        round_id: str,
+        amount_cents: int,
+        house: bool = False,
+        surebet: bool = False,
+        spot_cents: int | None = None,
     ) -> Split:
         """Hold a stake: cash first, then the active bonus in a game the house banks
         (`house`); a player-banked game takes cash only. `surebet`: the player's bets in
         the round, this one included, win together more than 90% of the time (rules.md 9).
-        Returns how much of the stake was cash and how much bonus."""
+        `spot_cents`: the player's whole stake on the bet's spot (a blackjack hand, a
+        double included) with this one, which the bonus's maximum stake bounds (the
+        stake alone where not given). Returns how much of the stake was cash and how
+        much bonus."""
         _check_positive(amount_cents)
         bonus = self.active_bonus if house else None
         entry = self.bonus_rounds.get(round_id)
         if bonus is not None and entry is not None and entry["bonus_id"] != bonus["bonus_id"]:
             bonus = None  # the round's stakes belong to a bonus now ended: cash only
-        split = self._split(amount_cents, bonus, house, "hold")
+        spot = max(amount_cents, spot_cents or 0)
+        split = self._split(amount_cents, bonus, house, "hold", spot)
         if bonus is not None:
             before = bonus["balance_cents"] if entry is None else entry["before_cents"]
             staked = split.bonus_cents + (0 if entry is None else entry["held_cents"])
@@ -235,6 +244,7 @@ class Wallet(FastCopy, Aggregate):
                 amount_cents,
                 before,
                 bonus["max_bet_cents"],
+                spot,
             )
         return split
 
@@ -558,10 +568,12 @@ class Wallet(FastCopy, Aggregate):
         stake_cents: int,
         balance_before_cents: int,
         max_bet_cents: int | None,
+        spot_cents: int | None = None,
     ) -> None:
         """`amount_cents` of the bonus held for a bet of `stake_cents` (cash first); with
         what the audit checks the bet against: the bonus balance before the round's
-        first bet and the maximum stake (rules.md 9)."""
+        first bet, and the maximum stake, which bounds the player's whole stake on the
+        spot, `spot_cents` (rules.md 9; None in events stored before it was recorded)."""
         bonus = self.bonuses[bonus_id]
         entry = self.bonus_rounds.setdefault(
             round_id,
@@ -643,9 +655,15 @@ class Wallet(FastCopy, Aggregate):
     # Helpers.
 
     def _split(
-        self, amount_cents: int, bonus: dict[str, Any] | None, house: bool, action: str
+        self,
+        amount_cents: int,
+        bonus: dict[str, Any] | None,
+        house: bool,
+        action: str,
+        spot_cents: int | None = None,
     ) -> Split:
-        """A stake's cash and `bonus` parts, cash first, within the bonus's maximum stake;
+        """A stake's cash and `bonus` parts, cash first, the player's stake on the spot
+        (`spot_cents`, the stake alone by default) within the bonus's maximum stake;
         refused when they do not cover it (a player-banked game, `house` False, looks at
         the bonus only to say why it refuses)."""
         bonus_cents = self.bonus_available_cents if bonus is not None or not house else 0
@@ -654,7 +672,7 @@ class Wallet(FastCopy, Aggregate):
             self._check_available(amount_cents, action)
         assert split is not None
         if bonus is not None:
-            check_max_bet(amount_cents, bonus["max_bet_cents"])
+            check_max_bet(spot_cents or amount_cents, bonus["max_bet_cents"])
         return split
 
     def _settle_bonus(

@@ -53,7 +53,8 @@ def place_bet(unit: Unit, round_: Coup, spot: str, amount_cents: int) -> None:
     house = round_.variant != P2P  # bonus money is staked only where the house banks
     surebet = is_surebet(chance_any_wins(round_.bets[player_id], round_.decks))
     wallet = load_wallet(unit, player_id, round_.mode)
-    wallet.hold(round_.round_id, amount_cents, house=house, surebet=house and surebet)
+    spot_cents = round_.bets[player_id][spot]  # the maximum stake bounds the spot's whole stake
+    wallet.hold(round_.round_id, amount_cents, house, house and surebet, spot_cents)
 
 
 def remove_bet(unit: Unit, round_: Coup, spot: str) -> None:

@@ -23,6 +23,7 @@ from domain.blackjack.interruptions import (
 )
 from domain.blackjack.last_bets import LastBets, last_bets_uuid
 from domain.blackjack.odds import chance_any_wins
+from domain.blackjack.play import DOUBLE
 from domain.blackjack.round import IN_PLAY, OPEN, SETTLED_STATUS, BlackjackRound
 from domain.blackjack.settlement import RULESETS, wagered_cents
 from domain.bonus import is_surebet
@@ -61,7 +62,7 @@ def open_round(
 
 def place_bet(unit: Unit, round_: BlackjackRound, box: int, amount_cents: int) -> None:
     round_.place_bet(box, amount_cents)
-    _hold(unit, round_, amount_cents)
+    _hold(unit, round_, amount_cents, round_.bets[box])
 
 
 def remove_bet(unit: Unit, round_: BlackjackRound, box: int) -> None:
@@ -104,7 +105,10 @@ def act(unit: Unit, round_: BlackjackRound, box: int, hand: int, action: str) ->
     """The player's decision on the hand in play, decided once, its stake held first."""
     decision = round_.decide(box, hand, action)
     if decision.added_stake_cents:
-        _hold(unit, round_, decision.added_stake_cents)
+        added = decision.added_stake_cents
+        # A double joins its hand's stake; a split's hand and insurance stand alone.
+        spot = round_.bets[box] + added if action == DOUBLE else added
+        _hold(unit, round_, added, spot)
     round_.act(decision)
     settle_if_over(unit, round_)
 
@@ -162,13 +166,14 @@ def last_bets(unit: Unit, round_: BlackjackRound) -> LastBets:
     return found
 
 
-def _hold(unit: Unit, round_: BlackjackRound, amount_cents: int) -> None:
+def _hold(unit: Unit, round_: BlackjackRound, amount_cents: int, spot_cents: int) -> None:
     """A stake, a double, a split or insurance: the house banks, so bonus money may be
-    staked, and no set of a player's bets in one round wins together more than 90% of
-    the time (`odds.chance_any_wins`, rules.md 9)."""
+    staked, within the bonus's maximum stake on the box's hand (`spot_cents`, a double
+    included), and no set of a player's bets in one round wins together more than 90%
+    of the time (`odds.chance_any_wins`, rules.md 9)."""
     insured = round_.play is not None  # after the deal, insurance may be in play
     surebet = is_surebet(chance_any_wins(len(round_.bets), insured))
-    _wallet(unit, round_).hold(round_.round_id, amount_cents, house=True, surebet=surebet)
+    _wallet(unit, round_).hold(round_.round_id, amount_cents, True, surebet, spot_cents)
 
 
 def _wallet(unit: Unit, round_: BlackjackRound) -> Wallet:

@@ -120,7 +120,8 @@ def place_bet(unit: Unit, coup: Coup, player_id: str, spot: str, amount_cents: i
     house = coup.banker_id is None  # American tables; a player's bank takes cash only
     surebet = house and is_surebet(chance_any_wins(coup.bets[player_id], coup.decks))
     wallet = load_wallet(unit, player_id, coup.mode)
-    wallet.hold(coup.round_id, amount_cents, house=house, surebet=surebet)
+    spot_cents = coup.bets[player_id][spot]  # the maximum stake bounds the spot's whole stake
+    wallet.hold(coup.round_id, amount_cents, house=house, surebet=surebet, spot_cents=spot_cents)
 
 
 def remove_bet(unit: Unit, coup: Coup, player_id: str, spot: str) -> None:

@@ -117,6 +117,7 @@ def test_a_stake_takes_cash_first_then_bonus() -> None:
                 "stake_cents": 5_000,
                 "balance_before_cents": 10_000,
                 "max_bet_cents": None,
+                "spot_cents": 5_000,
             },
         ),
     ]
@@ -180,6 +181,15 @@ def test_a_bet_above_the_maximum_stake_is_refused() -> None:
         wallet.hold("r1", 501, house=True)
     assert refused.value.facts == {"max_bet": "5.00"}
     assert then(wallet) == []
+
+
+def test_the_maximum_stake_bounds_the_whole_stake_on_the_spot() -> None:
+    wallet = given(granted(max_bet_cents=500), lambda w: w.hold("r1", 500, house=True))
+    with pytest.raises(BonusMaxBet):
+        wallet.hold("r1", 500, house=True, spot_cents=1_000)  # Player 5.00 again
+    assert then(wallet) == []
+    wallet.hold("r1", 500, house=True, spot_cents=500)  # Banker 5.00: its own spot
+    assert dict(then(wallet))["BonusHeld"]["spot_cents"] == 500
 
 
 def test_a_surebet_may_stake_at_most_half_the_bonus() -> None:
@@ -268,12 +278,15 @@ def test_an_exclusion_forfeits_every_bonus() -> None:
 
 
 def test_the_audit_finds_a_bet_past_the_maximum_and_a_surebet_with_most_of_the_bonus() -> None:
-    def held(amount: int, stake: int, max_bet: int | None = None) -> tuple[str, str, Any]:
+    def held(
+        amount: int, stake: int, max_bet: int | None = None, spot: int | None = None
+    ) -> tuple[str, str, Any]:
         event = SimpleNamespace(
             amount_cents=amount,
             stake_cents=stake,
             balance_before_cents=10_000,
             max_bet_cents=max_bet,
+            spot_cents=spot,
         )
         return ("alice", BONUS_HELD, event)  # fmt: skip
 
@@ -281,7 +294,11 @@ def test_the_audit_finds_a_bet_past_the_maximum_and_a_surebet_with_most_of_the_b
     assert bonus_bet_problems("round r", fine, lambda _: True) == []
     too_big = [held(3_000, 6_000, 5_000)]
     assert bonus_bet_problems("round r", too_big, lambda _: False) == [
-        "round r: alice bet 6000 cents, past the bonus's maximum stake of 5000"
+        "round r: alice staked 6000 cents on one spot, past the bonus's maximum stake of 5000"
+    ]
+    in_steps = [held(3_000, 3_000, 5_000, spot=3_000), held(2_500, 2_500, 5_000, spot=5_500)]
+    assert bonus_bet_problems("round r", in_steps, lambda _: False) == [
+        "round r: alice staked 5500 cents on one spot, past the bonus's maximum stake of 5000"
     ]
     hedged = [held(3_000, 3_000), held(2_001, 2_001)]
     assert bonus_bet_problems("round r", hedged, lambda _: False) == []

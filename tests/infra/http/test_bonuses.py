@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from infra.audit.verify import verify
 from infra.store.store import Store
 from tests.conftest import OPERATOR, SERVICE, Api, every_store_event
 from tests.infra.http import test_blackjack as blackjack
@@ -155,6 +156,30 @@ def test_a_tie_counts_nothing_and_a_bet_above_the_maximum_stake_is_refused(
     assert bet(api, round_id, "player", "25.00").status_code == 201
     deal(api, round_id)
     assert api.wallet("alice")["bonus"]["wagered"] == "0.00"
+
+
+@pytest.mark.usefixtures("alice")
+def test_the_maximum_stake_bounds_a_spot_added_to_in_small_steps(api: Api, store: Store) -> None:
+    grant(api, max_bet="5.00")
+    round_id = open_round(api, PLAYER_WINS)["round_id"]
+    assert bet(api, round_id, "player", "5.00").status_code == 201
+    before = books(api, store)
+    refused = bet(api, round_id, "player", "5.00")  # 10.00 on Player: past the maximum
+    assert (refused.status_code, refused.json()["code"]) == (409, "bonus_max_bet")
+    assert books(api, store) == before
+    assert bet(api, round_id, "banker", "1.00").status_code == 201  # another spot: its own
+    deal(api, round_id)
+    assert verify(store, None, lambda _: None).problems == []
+
+
+@pytest.mark.usefixtures("alice")
+def test_the_maximum_stake_bounds_a_blackjack_hand_doubled(api: Api) -> None:
+    grant(api, max_bet="30.00")
+    round_id = blackjack.open_round(api, ["6", "10", "5", "7", "K"], hall="2")["round_id"]
+    assert blackjack.bet(api, round_id, 1, "20.00").status_code == 201
+    blackjack.deal(api, round_id)  # 11 against a 10 showing
+    refused = blackjack.act(api, round_id, 1, "double")  # 40.00 on the hand
+    assert (refused.status_code, refused.json()["code"]) == (409, "bonus_max_bet")
 
 
 def test_an_exclusion_forfeits_every_bonus(api: Api, alice: str) -> None:
