@@ -173,13 +173,13 @@ def bonus_bet_problems(
 ) -> list[str]:
     """The audit's check of a settled round's bets under a bonus (`casino audit verify`):
     `entries` are (player, topic, event) of the wallets' `BonusHeld` and `BonusReleased`
-    for the round, in order; `surebet` says whether a player's bets in it win together
-    more than 90% of the time. Every stake on a spot, the bet added, within the bonus's
-    maximum stake, and a
-    surebet's bonus money within half the balance before the round."""
+    (or `EndedBonusReleased`) for the round, in order; `surebet` says whether a player's
+    bets in it win together more than 90% of the time. Every stake on a spot, the bet
+    added, within the bonus's maximum stake, and a surebet's bonus money within half
+    the balance before the round."""
     problems, staked, before = [], dict[str, int](), dict[str, int]()
     for player, topic, event in entries:
-        if topic.endswith(".BonusReleased"):
+        if topic.endswith("BonusReleased"):  # of the active bonus, or of an ended one
             staked[player] = staked.get(player, 0) - int(event.amount_cents)
             continue
         staked[player] = staked.get(player, 0) + int(event.amount_cents)

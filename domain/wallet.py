@@ -76,6 +76,9 @@ BONUS_SETTLED = "casino:Wallet.BonusSettled"
 BONUS_CONVERTED = "casino:Wallet.BonusConverted"
 BONUS_FORFEITED = "casino:Wallet.BonusForfeited"
 BONUS_EXPIRED = "casino:Wallet.BonusExpired"
+# Held money of an ended bonus given back by a bet taken back or a void: it leaves the
+# bonus account as it would have as its round settled (rules.md 9).
+ENDED_BONUS_RELEASED = "casino:Wallet.EndedBonusReleased"
 STAKE_TAKEN = "casino:Wallet.StakeTaken"  # a third-party game's bet (rules.md 10)
 CREDITED = "casino:Wallet.Credited"  # a third-party game's win, or a bet rolled back
 POINTS_CHANGE_MAX = 1_000_000_000  # One operator adjustment, either way.
@@ -288,7 +291,9 @@ class Wallet(FastCopy, Aggregate):
             )
         entry = self.bonus_rounds.get(round_id)
         bonus_part = 0 if entry is None else min(amount, entry["held_cents"])
-        if entry is not None and (bonus_part or amount == held):
+        if entry is not None and bonus_part and self.bonuses[entry["bonus_id"]]["status"] in ENDED:
+            self._release_ended_bonus(round_id, entry["bonus_id"], bonus_part, amount == held)
+        elif entry is not None and (bonus_part or amount == held):
             self._bonus_released(round_id, entry["bonus_id"], bonus_part, amount == held)
         if amount > bonus_part:
             self._hold_released(round_id, amount - bonus_part)
@@ -584,12 +589,28 @@ class Wallet(FastCopy, Aggregate):
 
     @event("BonusReleased", topic=BONUS_RELEASED)
     def _bonus_released(self, round_id: str, bonus_id: str, amount_cents: int, whole: bool) -> None:
-        entry = self.bonus_rounds[round_id]
-        entry["held_cents"] -= amount_cents
-        self.bonuses[bonus_id]["held_cents"] -= amount_cents
-        if whole:
-            assert entry["held_cents"] == 0
-            del self.bonus_rounds[round_id]
+        self._unhold_bonus(round_id, bonus_id, amount_cents, whole)
+        self._forget_bonus(bonus_id)
+
+    @event("EndedBonusReleased", topic=ENDED_BONUS_RELEASED)
+    def _ended_bonus_released(
+        self,
+        round_id: str,
+        bonus_id: str,
+        amount_cents: int,
+        whole: bool,
+        to_cash_cents: int,
+        bonus_status: str,
+        postings: Postings,
+        balance_after_cents: int,
+    ) -> None:
+        """`amount_cents` of an ended bonus released, and gone from the bonus account:
+        `to_cash_cents` of it to the cash (a converted bonus), the rest to casino:bonus."""
+        self._unhold_bonus(round_id, bonus_id, amount_cents, whole)
+        bonus = self.bonuses[bonus_id]
+        bonus["converted_cents"] += to_cash_cents
+        bonus["balance_cents"] += self._post_bonus(postings)
+        self._post(postings, balance_after_cents)
         self._forget_bonus(bonus_id)
 
     @event("BonusSettled", topic=BONUS_SETTLED)
@@ -692,12 +713,8 @@ class Wallet(FastCopy, Aggregate):
         postings: Postings = [[bonus_account(self.player_id), net], [counter_account, -net]]
         to_cash = 0
         if bonus["status"] != ACTIVE and returned:
-            if bonus["status"] == CONVERTED:
-                to_cash = conversion(
-                    returned, bonus["max_conversion_cents"], bonus["converted_cents"]
-                ).cash_cents
-            postings += [[bonus_account(self.player_id), -returned], [self.account, to_cash],
-                         [CASINO_BONUS, returned - to_cash]]  # fmt: skip
+            to_cash = self._ended_bonus_to_cash(bonus, returned)
+            postings += self._ended_bonus_leaves(returned, to_cash)
         counted = wagered_cents if bonus["status"] == ACTIVE else 0
         postings = [posting for posting in postings if posting[1]]
         self._bonus_settled(
@@ -714,6 +731,30 @@ class Wallet(FastCopy, Aggregate):
         if counted and bonus["wagered_cents"] >= bonus["wagering_required_cents"]:
             self._convert(bonus, round_id)
         return int(net)
+
+    def _release_ended_bonus(self, round_id: str, bonus_id: str, amount: int, whole: bool) -> None:
+        """Held money of an ended bonus, given back by a bet taken back or voided: it
+        leaves as a settling round's would (rules.md 9), never back to a bonus that
+        can no longer be wagered."""
+        bonus = self.bonuses[bonus_id]
+        to_cash = self._ended_bonus_to_cash(bonus, amount)
+        postings = [p for p in self._ended_bonus_leaves(amount, to_cash) if p[1]]
+        self._ended_bonus_released(round_id, bonus_id, amount, whole, to_cash, bonus["status"],
+                                   postings, self.balance_cents + to_cash)  # fmt: skip
+
+    @staticmethod
+    def _ended_bonus_to_cash(bonus: dict[str, Any], cents: int) -> int:
+        """What of an ended bonus's `cents` becomes cash: a converted one's, within what
+        is left of its maximum conversion; a forfeited or expired one's, nothing."""
+        if bonus["status"] != CONVERTED:
+            return 0
+        return conversion(cents, bonus["max_conversion_cents"], bonus["converted_cents"]).cash_cents
+
+    def _ended_bonus_leaves(self, cents: int, to_cash: int) -> Postings:
+        """An ended bonus's `cents` leave the bonus account: `to_cash` to the cash, the
+        rest back to casino:bonus."""
+        return [[bonus_account(self.player_id), -cents], [self.account, to_cash],
+                [CASINO_BONUS, cents - to_cash]]  # fmt: skip
 
     def _convert(self, bonus: dict[str, Any], round_id: str) -> None:
         """The requirement met: the bonus not held becomes cash up to the maximum
@@ -753,6 +794,15 @@ class Wallet(FastCopy, Aggregate):
             self.bonuses[self.active_bonus_id]["status"] = ACTIVE
         else:
             self.active_bonus_id = None
+
+    def _unhold_bonus(self, round_id: str, bonus_id: str, amount_cents: int, whole: bool) -> None:
+        """An event body's: part of a round's bonus hold released (`whole`: the last)."""
+        entry = self.bonus_rounds[round_id]
+        entry["held_cents"] -= amount_cents
+        self.bonuses[bonus_id]["held_cents"] -= amount_cents
+        if whole:
+            assert entry["held_cents"] == 0
+            del self.bonus_rounds[round_id]
 
     def _forget_bonus(self, bonus_id: str) -> None:
         """An event body's: a wallet remembers its last ended bonuses, held ones all."""

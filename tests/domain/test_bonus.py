@@ -262,6 +262,56 @@ def test_held_bonus_money_of_a_forfeited_bonus_goes_back_as_its_round_settles() 
     assert wallet.bonus_cents == 0 and wallet.balance_cents == 0
 
 
+def test_held_money_of_a_forfeited_bonus_goes_back_when_its_bet_is_taken_back() -> None:
+    wallet = given(
+        granted(cash=500),
+        lambda w: w.hold("r1", 2_500, house=True),  # 500 cash, 2,000 bonus
+        lambda w: w.forfeit_bonus("b1", "player"),
+    )
+    wallet.release("r1", 1_500)  # a bet taken back: bonus first
+    assert then(wallet) == [
+        (
+            "EndedBonusReleased",
+            {
+                "round_id": "r1",
+                "bonus_id": "b1",
+                "amount_cents": 1_500,
+                "whole": False,
+                "to_cash_cents": 0,
+                "bonus_status": "forfeited",
+                "postings": [["bonus:alice", -1_500], [CASINO_BONUS, 1_500]],
+                "balance_after_cents": 500,
+            },
+        )
+    ]
+    wallet.release("r1")  # the round voided: the rest
+    assert kinds(wallet) == ["EndedBonusReleased", "HoldReleased"]
+    assert (wallet.bonus_cents, wallet.balance_cents, wallet.available_cents) == (0, 500, 500)
+    assert wallet.bonuses["b1"]["balance_cents"] == 0 and wallet.bonus_rounds == {}
+
+
+def test_held_money_of_a_converted_bonus_becomes_cash_when_its_bet_is_taken_back() -> None:
+    wallet = granted(amount=1_000, wagering=1, max_conversion_cents=1_500)
+    wallet.hold("r2", 800, house=True)
+    wallet.hold("r1", 200, house=True)
+    wallet.settle("r1", 1_000, CASINO_BANK, wagered_cents=1_000)  # met: 1,200 converts
+    given(wallet)
+    wallet.release("r2")  # 300 of 800 within the maximum conversion, 500 back
+    [(kind, fields)] = then(wallet)
+    assert (kind, fields["to_cash_cents"]) == ("EndedBonusReleased", 300)
+    assert fields["postings"] == [["bonus:alice", -800], ["player:alice", 300],
+                                  [CASINO_BONUS, 500]]  # fmt: skip
+    assert (wallet.bonus_cents, wallet.balance_cents) == (0, 1_500)
+    assert wallet.bonuses["b1"]["converted_cents"] == 1_500
+
+
+def test_a_bet_taken_back_under_the_active_bonus_gives_the_bonus_back_to_it() -> None:
+    wallet = given(granted(), lambda w: w.hold("r1", 2_000, house=True))
+    wallet.release("r1")
+    assert kinds(wallet) == ["BonusReleased"]
+    assert wallet.bonus_available_cents == 10_000
+
+
 def test_a_bonus_expires_once_due_and_not_before() -> None:
     wallet = granted()
     assert not wallet.expire_bonus("b1", NOW)

@@ -182,6 +182,25 @@ def test_the_maximum_stake_bounds_a_blackjack_hand_doubled(api: Api) -> None:
     assert (refused.status_code, refused.json()["code"]) == (409, "bonus_max_bet")
 
 
+def test_a_bet_taken_back_after_a_forfeit_returns_its_bonus_money_to_the_casino(
+    api: Api, store: Store
+) -> None:
+    api.player("alice")  # no cash
+    bonus_id = grant(api, amount="10.00").json()["bonus_id"]
+    round_id = open_round(api, PLAYER_WINS)["round_id"]
+    assert bet(api, round_id, "player", "10.00").status_code == 201  # all bonus
+    api.post(f"/v1/players/alice/bonuses/{bonus_id}/forfeit")
+    key = {**SERVICE, "Idempotency-Key": "rm-1"}
+    answer = api.client.delete(f"/v1/rounds/{round_id}/bets/player", headers=key)
+    assert answer.status_code == 200, answer.text
+    [past] = api.get("/v1/players/alice/bonuses").json()["past"]
+    assert (past["status"], past["balance"]) == ("forfeited", "0.00")
+    assert (accounts(api)["bonus:alice"], accounts(api)["casino:bonus"]) == ("0.00", "0.00")
+    [day] = api.get("/v1/reports/bonus", headers=OPERATOR).json()["days"]
+    assert (day["forfeited"], day["outstanding"]) == ("10.00", "0.00")
+    assert verify(store, None, lambda _: None).problems == []
+
+
 def test_an_exclusion_forfeits_every_bonus(api: Api, alice: str) -> None:
     grant(api)
     grant(api, amount="5.00")
