@@ -383,10 +383,22 @@ class Wallet(FastCopy, Aggregate):
         bonus = self.bonuses.get(bonus_id)
         if bonus is None or bonus["status"] in ENDED:
             return False
-        if datetime.datetime.fromisoformat(bonus["expires_at"]) > now:
+        if not _expired_by(bonus, now):
             return False
         self._end_bonus(bonus, EXPIRED, "expired")
         return True
+
+    def end_expired_bonuses(self, now: datetime.datetime) -> list[str]:
+        """End as expired every bonus, active or waiting, whose expiry has come by `now`
+        (the command's clock reading): a stake or a settlement calls this first, so a
+        bonus past its expiry is never staked, counted or converted while the worker
+        has yet to end it (rules.md 9). Returns the bonuses ended, in line order."""
+        line = [bonus_id for bonus_id in (self.active_bonus_id, *self.bonus_waiting)
+                if bonus_id is not None]  # fmt: skip
+        due = [bonus_id for bonus_id in line if _expired_by(self.bonuses[bonus_id], now)]
+        for bonus_id in due:
+            self._end_bonus(self.bonuses[bonus_id], EXPIRED, "expired")
+        return due
 
     def charge_commission(self, round_id: str, commission_cents: int) -> None:
         """Charge the P2P dealer's commission for a round into casino:commission."""
@@ -852,6 +864,11 @@ def _no_bonus() -> dict[str, Any]:
         "bonus_waiting": [],
         "bonus_rounds": {},
     }
+
+
+def _expired_by(bonus: dict[str, Any], now: datetime.datetime) -> bool:
+    """Whether a bonus's expiry has come by `now`."""
+    return datetime.datetime.fromisoformat(bonus["expires_at"]) <= now
 
 
 def bank_key(table_id: str) -> str:

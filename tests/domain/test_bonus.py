@@ -320,6 +320,18 @@ def test_a_bonus_expires_once_due_and_not_before() -> None:
     assert wallet.bonuses["b1"]["status"] == "expired" and wallet.bonus_cents == 0
 
 
+def test_a_stake_or_a_settlement_first_ends_every_bonus_past_its_expiry() -> None:
+    wallet = granted()  # b1 expires in 30 days
+    wallet.grant_bonus("b2", Grant(500, 1, 31), CAP, NOW)
+    wallet.grant_bonus("b3", Grant(700, 1, 60), CAP, NOW)
+    given(wallet)
+    assert wallet.end_expired_bonuses(NOW + datetime.timedelta(days=30, seconds=-1)) == []
+    assert then(wallet) == []
+    assert wallet.end_expired_bonuses(NOW + datetime.timedelta(days=31)) == ["b1", "b2"]
+    assert kinds(wallet) == ["BonusExpired", "BonusExpired"]
+    assert wallet.active_bonus_id == "b3" and wallet.bonus_cents == 700
+
+
 def test_an_exclusion_forfeits_every_bonus() -> None:
     wallet = granted()
     wallet.grant_bonus("b2", Grant(500, 1, 30), CAP, NOW)
