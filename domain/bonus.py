@@ -177,13 +177,16 @@ def bonus_bet_problems(
     bets in it win together more than 90% of the time. Every stake on a spot, the bet
     added, within the bonus's maximum stake, and a surebet's bonus money within half
     the balance before the round."""
-    problems, staked, before = [], dict[str, int](), dict[str, int]()
+    # Per player and bonus: a round's record, and its balance before, last as long as
+    # the bonus does (bets all taken back keep it).
+    problems, staked, before = [], dict[tuple[str, Any], int](), dict[tuple[str, Any], int]()
     for player, topic, event in entries:
+        key = (player, getattr(event, "bonus_id", None))
         if topic.endswith("BonusReleased"):  # of the active bonus, or of an ended one
-            staked[player] = staked.get(player, 0) - int(event.amount_cents)
+            staked[key] = staked.get(key, 0) - int(event.amount_cents)
             continue
-        staked[player] = staked.get(player, 0) + int(event.amount_cents)
-        before.setdefault(player, int(event.balance_before_cents))
+        staked[key] = staked.get(key, 0) + int(event.amount_cents)
+        before.setdefault(key, int(event.balance_before_cents))
         max_bet = event.max_bet_cents
         # The player's whole stake on the spot, recorded since it bounds it; before, the bet.
         spot = max(int(event.stake_cents), int(getattr(event, "spot_cents", None) or 0))
@@ -192,10 +195,12 @@ def bonus_bet_problems(
                 f"{name}: {player} staked {spot} cents on one spot, past the bonus's "
                 f"maximum stake of {max_bet}"
             )
-    for player, cents in sorted(staked.items()):
-        if cents > before[player] // 2 and surebet(player):
+    for (player, bonus_id), cents in sorted(staked.items(), key=lambda item: str(item[0])):
+        if (player, bonus_id) not in before:
+            continue  # released only: nothing staked under it in this round
+        if cents > before[(player, bonus_id)] // 2 and surebet(player):
             problems.append(
                 f"{name}: {player} staked {cents} cents of bonus money on a surebet, past "
-                f"half of {before[player]}"
+                f"half of {before[(player, bonus_id)]}"
             )
     return problems

@@ -281,8 +281,11 @@ class Wallet(FastCopy, Aggregate):
         self._bank_released(table_id, round_id, amount_cents)
 
     def release(self, round_id: str, amount_cents: int | None = None) -> None:
-        """Give back part (or, with no amount, all) of a round's hold: the bonus first
-        (it was taken last), then cash."""
+        """Give back part of a round's hold (bets taken back), or with no amount all of
+        it (the round voided): the bonus first (it was taken last), then cash. Bets
+        taken back keep the round's bonus record while its bonus is active (the
+        balance before the round's first bet bounds a surebet until it settles, rules.md
+        9), and leave the stakes it counts; a void ends it."""
         held = self._held_for(round_id)
         amount = held if amount_cents is None else amount_cents
         if not 0 < amount <= held:
@@ -291,12 +294,28 @@ class Wallet(FastCopy, Aggregate):
             )
         entry = self.bonus_rounds.get(round_id)
         bonus_part = 0 if entry is None else min(amount, entry["held_cents"])
-        if entry is not None and bonus_part and self.bonuses[entry["bonus_id"]]["status"] in ENDED:
-            self._release_ended_bonus(round_id, entry["bonus_id"], bonus_part, amount == held)
-        elif entry is not None and (bonus_part or amount == held):
-            self._bonus_released(round_id, entry["bonus_id"], bonus_part, amount == held)
+        if entry is not None and self.bonuses[entry["bonus_id"]]["status"] in ENDED:
+            whole = bonus_part == entry["held_cents"]  # an ended bonus's record: done
+            if bonus_part:  # (its records hold money: those without went as it ended)
+                self._release_ended_bonus(round_id, entry["bonus_id"], bonus_part, whole)
+        elif entry is not None:
+            # A bet taken back leaves the stakes counted (never fewer than none); None:
+            # a record kept from before they were.
+            counted = entry.get("staked_cents")
+            staked = None if counted is None else max(0, counted - amount)
+            whole = amount_cents is None
+            self._bonus_released(round_id, entry["bonus_id"], bonus_part, whole, staked)
         if amount > bonus_part:
             self._hold_released(round_id, amount - bonus_part)
+
+    def void_round(self, round_id: str) -> None:
+        """A round voided: what it holds goes back, and its bonus record goes with it,
+        even one kept after its bets were all taken back."""
+        entry = self.bonus_rounds.get(round_id)
+        if self.round_held_cents(round_id):
+            self.release(round_id)
+        elif entry is not None:
+            self._bonus_released(round_id, entry["bonus_id"], 0, True)
 
     def settle(
         self, round_id: str, net_cents: int, counter_account: str | None, wagered_cents: int = 0
@@ -592,16 +611,34 @@ class Wallet(FastCopy, Aggregate):
         first bet, and the maximum stake, which bounds the player's whole stake on the
         spot, `spot_cents` (rules.md 9; None in events stored before it was recorded)."""
         bonus = self.bonuses[bonus_id]
-        entry = self.bonus_rounds.setdefault(
-            round_id,
-            {"bonus_id": bonus_id, "held_cents": 0, "before_cents": balance_before_cents},
-        )
+        entry = self.bonus_rounds.get(round_id)
+        if entry is None:
+            entry = {"bonus_id": bonus_id, "held_cents": 0, "before_cents": balance_before_cents}
+            # Since bets record their spot, the record counts its stakes; one replayed
+            # from older events stays as it was (its snapshots compare equal).
+            if spot_cents is not None:
+                entry["staked_cents"] = 0
+            self.bonus_rounds[round_id] = entry
         entry["held_cents"] += amount_cents
         bonus["held_cents"] += amount_cents
+        if "staked_cents" in entry:  # the stakes the round counts towards the bonus
+            entry["staked_cents"] += stake_cents
 
     @event("BonusReleased", topic=BONUS_RELEASED)
-    def _bonus_released(self, round_id: str, bonus_id: str, amount_cents: int, whole: bool) -> None:
+    def _bonus_released(
+        self,
+        round_id: str,
+        bonus_id: str,
+        amount_cents: int,
+        whole: bool,
+        staked_cents: int | None = None,
+    ) -> None:
+        """`amount_cents` of the active bonus given back; `whole`: the round's record
+        goes (a void), else it stays, with `staked_cents` the round's stakes under the
+        bonus still counted (None in events stored before it was recorded)."""
         self._unhold_bonus(round_id, bonus_id, amount_cents, whole)
+        if not whole and staked_cents is not None:
+            self.bonus_rounds[round_id]["staked_cents"] = staked_cents
         self._forget_bonus(bonus_id)
 
     @event("EndedBonusReleased", topic=ENDED_BONUS_RELEASED)
@@ -727,7 +764,10 @@ class Wallet(FastCopy, Aggregate):
         if bonus["status"] != ACTIVE and returned:
             to_cash = self._ended_bonus_to_cash(bonus, returned)
             postings += self._ended_bonus_leaves(returned, to_cash)
-        counted = wagered_cents if bonus["status"] == ACTIVE else 0
+        # Only stakes held while the bonus was active count (a record kept from before
+        # knows no total: all of them).
+        within = min(wagered_cents, entry.get("staked_cents", wagered_cents))
+        counted = within if bonus["status"] == ACTIVE else 0
         postings = [posting for posting in postings if posting[1]]
         self._bonus_settled(
             round_id,
@@ -806,6 +846,10 @@ class Wallet(FastCopy, Aggregate):
             self.bonuses[self.active_bonus_id]["status"] = ACTIVE
         else:
             self.active_bonus_id = None
+        # The records of its rounds whose bets were all taken back go with it.
+        for round_id, entry in list(self.bonus_rounds.items()):
+            if entry["bonus_id"] == bonus_id and not entry["held_cents"]:
+                del self.bonus_rounds[round_id]
 
     def _unhold_bonus(self, round_id: str, bonus_id: str, amount_cents: int, whole: bool) -> None:
         """An event body's: part of a round's bonus hold released (`whole`: the last)."""

@@ -61,9 +61,7 @@ def void_round(unit: Unit, round_: Coup, reason: str) -> None:
     for participant in (round_.player_id, round_.banker_id):
         if participant is None:
             continue
-        wallet = load_wallet(unit, participant, round_.mode)
-        if wallet.round_held_cents(round_.round_id):
-            wallet.release(round_.round_id)
+        load_wallet(unit, participant, round_.mode).void_round(round_.round_id)
 
 
 def _player_net(round_: Coup) -> int:

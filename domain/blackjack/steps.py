@@ -128,9 +128,7 @@ def end_idle(
         return False
     if round_.status == OPEN:
         round_.void("no action before the idle timeout")
-        wallet = _wallet(unit, round_)
-        if wallet.round_held_cents(round_.round_id):
-            wallet.release(round_.round_id)
+        _wallet(unit, round_).void_round(round_.round_id)
         return True
     finish_idle_round(unit, round_)
     settle_if_over(unit, round_, now)

@@ -187,7 +187,7 @@ def end_idle(unit: Unit, coup: Coup, idle_since: datetime.datetime) -> bool:
         return False
     coup.void("no action before the idle timeout")
     for player_id in coup.bets:
-        load_wallet(unit, player_id, coup.mode).release(coup.round_id)
+        load_wallet(unit, player_id, coup.mode).void_round(coup.round_id)
     table = load_table(unit, coup.table)
     if coup.banker_id is not None:
         bank_steps.after_coup(unit, table, coup)  # the bank unchanged, unless its banker left

@@ -294,7 +294,9 @@ def test_held_money_of_a_converted_bonus_becomes_cash_when_its_bet_is_taken_back
     wallet = granted(amount=1_000, wagering=1, max_conversion_cents=1_500)
     wallet.hold("r2", 800, house=True)
     wallet.hold("r1", 200, house=True)
-    wallet.settle("r1", 1_000, CASINO_BANK, wagered_cents=1_000)  # met: 1,200 converts
+    wallet.settle("r1", 1_000, CASINO_BANK, wagered_cents=200)  # won: 2,000, 800 held
+    wallet.hold("r3", 1_000, house=True)
+    wallet.settle("r3", 0, CASINO_BANK, wagered_cents=1_000)  # met: 1,200 converts
     given(wallet)
     wallet.release("r2")  # 300 of 800 within the maximum conversion, 500 back
     [(kind, fields)] = then(wallet)
@@ -310,6 +312,56 @@ def test_a_bet_taken_back_under_the_active_bonus_gives_the_bonus_back_to_it() ->
     wallet.release("r1")
     assert kinds(wallet) == ["BonusReleased"]
     assert wallet.bonus_available_cents == 10_000
+
+
+def test_only_stakes_held_while_the_bonus_was_active_count_towards_it() -> None:
+    wallet = given(
+        Wallet("alice", "real"),
+        lambda w: w.deposit("t1", 10_000),
+        lambda w: w.hold("r1", 10_000, house=True),  # Player 100.00, no bonus yet
+        lambda w: w.deposit("t2", 1_000),
+        lambda w: w.grant_bonus("b1", Grant(1_000, 10, 30), CAP, NOW),
+    )
+    wallet.hold("r1", 500, house=True)  # Banker 5.00 under the bonus
+    wallet.release("r1", 500)  # taken back: counted no more
+    wallet.hold("r1", 100, house=True)  # Player 1.00 more, under the bonus
+    wallet.settle("r1", -10_100, CASINO_BANK, wagered_cents=10_100)
+    assert dict(then(wallet))["BonusSettled"]["wagered_cents"] == 100
+    assert wallet.bonuses["b1"]["wagered_cents"] == 100
+
+
+def test_bets_all_taken_back_keep_the_rounds_balance_before_until_it_ends() -> None:
+    wallet = given(granted(), lambda w: w.hold("r1", 4_000, house=True))
+    wallet.release("r1", 4_000)  # every bet taken back
+    assert then(wallet) == [
+        (
+            "BonusReleased",
+            {"round_id": "r1", "bonus_id": "b1", "amount_cents": 4_000, "whole": False,
+             "staked_cents": 0},
+        )
+    ]  # fmt: skip
+    wallet.hold("r2", 5_000, house=True)
+    wallet.settle("r2", 5_000, CASINO_BANK, wagered_cents=5_000)  # the bonus: 15,000
+    with pytest.raises(BonusSurebet) as refused:  # half of 10,000, not of 15,000
+        wallet.hold("r1", 6_000, house=True, surebet=True)
+    assert refused.value.facts["limit"] == "50.00"
+    wallet.hold("r1", 5_000, house=True, surebet=True)
+    assert dict(then(wallet))["BonusHeld"]["balance_before_cents"] == 10_000
+    wallet.release("r1")  # the round voided: its record goes
+    assert "r1" not in wallet.bonus_rounds
+
+
+def test_a_void_ends_a_rounds_record_kept_after_its_bets_were_taken_back() -> None:
+    wallet = given(
+        granted(), lambda w: w.hold("r1", 4_000, house=True), lambda w: w.release("r1", 4_000)
+    )
+    wallet.void_round("r1")
+    assert kinds(wallet) == ["BonusReleased"] and wallet.bonus_rounds == {}
+    wallet = given(
+        granted(), lambda w: w.hold("r1", 4_000, house=True), lambda w: w.release("r1", 4_000)
+    )
+    wallet.forfeit_bonus("b1", "player")  # or its bonus ends
+    assert wallet.bonus_rounds == {}
 
 
 def test_a_bonus_expires_once_due_and_not_before() -> None:
@@ -369,6 +421,14 @@ def test_the_audit_finds_a_bet_past_the_maximum_and_a_surebet_with_most_of_the_b
     ]
     released = ("alice", BONUS_RELEASED, SimpleNamespace(amount_cents=1))
     assert bonus_bet_problems("round r", [*hedged, released], lambda _: True) == []
+    # Bets all taken back and placed again: the balance before the round's first bet.
+    again = [held(4_000, 4_000), ("alice", BONUS_RELEASED, SimpleNamespace(amount_cents=4_000)),
+             ("alice", BONUS_HELD, SimpleNamespace(amount_cents=5_001, stake_cents=5_001,
+                                                   balance_before_cents=15_000,
+                                                   max_bet_cents=None))]  # fmt: skip
+    assert bonus_bet_problems("round r", again, lambda _: True) == [
+        "round r: alice staked 5001 cents of bonus money on a surebet, past half of 10000"
+    ]
 
 
 def test_a_conversion_caps_what_becomes_cash() -> None:

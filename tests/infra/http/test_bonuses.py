@@ -201,6 +201,38 @@ def test_a_bet_taken_back_after_a_forfeit_returns_its_bonus_money_to_the_casino(
     assert verify(store, None, lambda _: None).problems == []
 
 
+def test_stakes_placed_before_the_bonus_count_nothing_towards_it(api: Api) -> None:
+    api.player("alice", real="100.00")
+    round_id = open_round(api, PLAYER_WINS)["round_id"]
+    assert bet(api, round_id, "player", "100.00").status_code == 201  # no bonus yet
+    grant(api, amount="10.00")
+    assert bet(api, round_id, "player", "5.00").status_code == 201  # under the bonus
+    deal(api, round_id)
+    assert api.wallet("alice")["bonus"]["wagered"] == "5.00"  # not 105.00
+
+
+def test_bets_all_taken_back_keep_the_rounds_surebet_limit_and_the_audit_agrees(
+    api: Api, store: Store
+) -> None:
+    api.player("alice")  # no cash: every stake is bonus money
+    grant(api, amount="100.00")
+    hedged = open_round(api, PLAYER_WINS)["round_id"]
+    assert bet(api, hedged, "player", "40.00").status_code == 201  # the balance before: 100
+    key = {**SERVICE, "Idempotency-Key": "rm-all"}
+    assert api.client.delete(f"/v1/rounds/{hedged}/bets/player", headers=key).status_code == 200
+    won = open_round(api, PLAYER_WINS)["round_id"]
+    assert bet(api, won, "player", "50.00").status_code == 201
+    deal(api, won)
+    assert api.wallet("alice")["bonus"]["balance"] == "150.00"
+    assert bet(api, hedged, "player", "40.00").status_code == 201
+    refused = bet(api, hedged, "banker", "20.00")  # 60.00 on a surebet: half of 100, not 150
+    assert (refused.status_code, refused.json()["code"]) == (409, "bonus_surebet")
+    assert refused.json()["limit"] == "50.00"
+    assert bet(api, hedged, "banker", "10.00").status_code == 201
+    deal(api, hedged)
+    assert verify(store, None, lambda _: None).problems == []
+
+
 def test_an_exclusion_forfeits_every_bonus(api: Api, alice: str) -> None:
     grant(api)
     grant(api, amount="5.00")
