@@ -232,11 +232,11 @@ class CasinoApplication(CasinoQueries):
         """A bet on a spot (baccarat) or box (blackjack); at a table it names its player."""
         match round_ := round_of(unit, round_id, player_id):
             case Coup() if round_.one_seat:
-                baccarat.place_bet(unit, round_, target, amount_cents)
+                baccarat.place_bet(unit, round_, target, amount_cents, self.clock())
             case BlackjackRound():
-                blackjack.place_bet(unit, round_, parse_box(target), amount_cents)
+                blackjack.place_bet(unit, round_, parse_box(target), amount_cents, self.clock())
             case Coup():
-                tables.place_bet(unit, round_, named(player_id), target, amount_cents)
+                tables.place_bet(unit, round_, named(player_id), target, amount_cents, self.clock())
             case _:
                 assert_never(round_)
         return round_
@@ -277,7 +277,7 @@ class CasinoApplication(CasinoQueries):
             case Coup() if round_.one_seat:
                 next_round = baccarat.deal(unit, self.games, round_, self.clock())
             case BlackjackRound():
-                blackjack.deal(unit, round_)
+                blackjack.deal(unit, round_, self.clock())
             case Coup():
                 tables.deal(unit, self.games.tables, round_, self.clock())
             case _:
@@ -292,7 +292,7 @@ class CasinoApplication(CasinoQueries):
             case Coup() if round_.one_seat:
                 return baccarat.end_idle(unit, round_, idle_since)
             case BlackjackRound():
-                return blackjack.end_idle(unit, round_, idle_since)
+                return blackjack.end_idle(unit, round_, idle_since, self.clock())
             case Coup():
                 return tables.end_idle(unit, round_, idle_since)
             case _:
@@ -355,7 +355,7 @@ class CasinoApplication(CasinoQueries):
         insurance); at a table, the choice its player owes (draw or stand)."""
         match round_ := round_of(unit, round_id, player_id):
             case BlackjackRound() if box is not None:
-                blackjack.act(unit, round_, box, hand, action)
+                blackjack.act(unit, round_, box, hand, action, self.clock())
             case Coup() if round_.one_seat:
                 raise IllegalAction(
                     f"round {round_id} is not a blackjack round: it takes no decisions"
@@ -374,7 +374,7 @@ class CasinoApplication(CasinoQueries):
         round_ = round_of(unit, round_id)
         if not isinstance(round_, BlackjackRound):
             raise NoPreviousBets(f"round {round_id} is not a blackjack round: no bets to repeat")
-        blackjack.repeat_bets(unit, round_)
+        blackjack.repeat_bets(unit, round_, self.clock())
         return round_
 
     @command
@@ -384,7 +384,8 @@ class CasinoApplication(CasinoQueries):
         """Finish a round interrupted at or before `interrupted_before` with the house
         defaults (rules.md 4); None when it was resumed or interrupted again since."""
         round_ = load_blackjack_round(unit, round_id)
-        return round_ if blackjack.finish_abandoned(unit, round_, interrupted_before) else None
+        finished = blackjack.finish_abandoned(unit, round_, interrupted_before, self.clock())
+        return round_ if finished else None
 
     # Multi-player tables (rules.md 2.2-2.4).
 

@@ -132,7 +132,7 @@ def conversion(available_cents: int, max_conversion_cents: int | None, converted
 def check_max_bet(amount_cents: int, max_bet_cents: int | None) -> None:
     if max_bet_cents is not None and amount_cents > max_bet_cents:
         raise BonusMaxBet(
-            f"a single bet of {format_cents(amount_cents)} passes the bonus's maximum "
+            f"a stake of {format_cents(amount_cents)} on one spot passes the bonus's maximum "
             f"stake of {format_cents(max_bet_cents)} while it is wagered",
             max_bet=format_cents(max_bet_cents),
         )
@@ -173,26 +173,34 @@ def bonus_bet_problems(
 ) -> list[str]:
     """The audit's check of a settled round's bets under a bonus (`casino audit verify`):
     `entries` are (player, topic, event) of the wallets' `BonusHeld` and `BonusReleased`
-    for the round, in order; `surebet` says whether a player's bets in it win together
-    more than 90% of the time. Every bet within the bonus's maximum stake, and a
-    surebet's bonus money within half the balance before the round."""
-    problems, staked, before = [], dict[str, int](), dict[str, int]()
+    (or `EndedBonusReleased`) for the round, in order; `surebet` says whether a player's
+    bets in it win together more than 90% of the time. Every stake on a spot, the bet
+    added, within the bonus's maximum stake, and a surebet's bonus money within half
+    the balance before the round."""
+    # Per player and bonus: a round's record, and its balance before, last as long as
+    # the bonus does (bets all taken back keep it).
+    problems, staked, before = [], dict[tuple[str, Any], int](), dict[tuple[str, Any], int]()
     for player, topic, event in entries:
-        if topic.endswith(".BonusReleased"):
-            staked[player] = staked.get(player, 0) - int(event.amount_cents)
+        key = (player, getattr(event, "bonus_id", None))
+        if topic.endswith("BonusReleased"):  # of the active bonus, or of an ended one
+            staked[key] = staked.get(key, 0) - int(event.amount_cents)
             continue
-        staked[player] = staked.get(player, 0) + int(event.amount_cents)
-        before.setdefault(player, int(event.balance_before_cents))
+        staked[key] = staked.get(key, 0) + int(event.amount_cents)
+        before.setdefault(key, int(event.balance_before_cents))
         max_bet = event.max_bet_cents
-        if max_bet is not None and event.stake_cents > max_bet:
+        # The player's whole stake on the spot, recorded since it bounds it; before, the bet.
+        spot = max(int(event.stake_cents), int(getattr(event, "spot_cents", None) or 0))
+        if max_bet is not None and spot > max_bet:
             problems.append(
-                f"{name}: {player} bet {event.stake_cents} cents, past the bonus's maximum "
-                f"stake of {max_bet}"
+                f"{name}: {player} staked {spot} cents on one spot, past the bonus's "
+                f"maximum stake of {max_bet}"
             )
-    for player, cents in sorted(staked.items()):
-        if cents > before[player] // 2 and surebet(player):
+    for (player, bonus_id), cents in sorted(staked.items(), key=lambda item: str(item[0])):
+        if (player, bonus_id) not in before:
+            continue  # released only: nothing staked under it in this round
+        if cents > before[(player, bonus_id)] // 2 and surebet(player):
             problems.append(
                 f"{name}: {player} staked {cents} cents of bonus money on a surebet, past "
-                f"half of {before[player]}"
+                f"half of {before[(player, bonus_id)]}"
             )
     return problems

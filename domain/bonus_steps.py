@@ -48,6 +48,15 @@ def expire(unit: Unit, now: datetime.datetime, player_id: str, bonus_id: str) ->
     return True
 
 
+def end_expired(unit: Unit, now: datetime.datetime, wallet: Wallet) -> Wallet:
+    """Before a stake or a settlement: every bonus of the wallet whose expiry has come
+    by `now` ends in this save, as the worker would have ended it (rules.md 9).
+    Returns the wallet."""
+    for bonus_id in wallet.end_expired_bonuses(now):
+        record(unit, now, BONUS_EXPIRED, _details(wallet.player_id, wallet.bonus(bonus_id)))
+    return wallet
+
+
 def forfeit_every_bonus(unit: Unit, now: datetime.datetime, player_id: str, kind: str) -> None:
     """A time-out or self-exclusion forfeits the active bonus and every waiting one."""
     wallet = load_wallet(unit, player_id, REAL)

@@ -76,6 +76,9 @@ BONUS_SETTLED = "casino:Wallet.BonusSettled"
 BONUS_CONVERTED = "casino:Wallet.BonusConverted"
 BONUS_FORFEITED = "casino:Wallet.BonusForfeited"
 BONUS_EXPIRED = "casino:Wallet.BonusExpired"
+# Held money of an ended bonus given back by a bet taken back or a void: it leaves the
+# bonus account as it would have as its round settled (rules.md 9).
+ENDED_BONUS_RELEASED = "casino:Wallet.EndedBonusReleased"
 STAKE_TAKEN = "casino:Wallet.StakeTaken"  # a third-party game's bet (rules.md 10)
 CREDITED = "casino:Wallet.Credited"  # a third-party game's win, or a bet rolled back
 BONUS_WAGERED = "casino:Wallet.BonusWagered"  # a third-party round's stakes, counted at its end
@@ -209,18 +212,27 @@ class Wallet(FastCopy, Aggregate):
         self._withdrawn(transaction_id, amount_cents, postings, self.balance_cents - amount_cents)
 
     def hold(
-        self, round_id: str, amount_cents: int, house: bool = False, surebet: bool = False
+        self,
+        round_id: str,
+        amount_cents: int,
+        house: bool = False,
+        surebet: bool = False,
+        spot_cents: int | None = None,
     ) -> Split:
         """Hold a stake: cash first, then the active bonus in a game the house banks
         (`house`); a player-banked game takes cash only. `surebet`: the player's bets in
         the round, this one included, win together more than 90% of the time (rules.md 9).
-        Returns how much of the stake was cash and how much bonus."""
+        `spot_cents`: the player's whole stake on the bet's spot (a blackjack hand, a
+        double included) with this one, which the bonus's maximum stake bounds (the
+        stake alone where not given). Returns how much of the stake was cash and how
+        much bonus."""
         _check_positive(amount_cents)
         bonus = self.active_bonus if house else None
         entry = self.bonus_rounds.get(round_id)
         if bonus is not None and entry is not None and entry["bonus_id"] != bonus["bonus_id"]:
             bonus = None  # the round's stakes belong to a bonus now ended: cash only
-        split = self._split(amount_cents, bonus, house, "hold")
+        spot = max(amount_cents, spot_cents or 0)
+        split = self._split(amount_cents, bonus, house, "hold", spot)
         if bonus is not None:
             before = bonus["balance_cents"] if entry is None else entry["before_cents"]
             staked = split.bonus_cents + (0 if entry is None else entry["held_cents"])
@@ -236,6 +248,7 @@ class Wallet(FastCopy, Aggregate):
                 amount_cents,
                 before,
                 bonus["max_bet_cents"],
+                spot,
             )
         return split
 
@@ -269,8 +282,11 @@ class Wallet(FastCopy, Aggregate):
         self._bank_released(table_id, round_id, amount_cents)
 
     def release(self, round_id: str, amount_cents: int | None = None) -> None:
-        """Give back part (or, with no amount, all) of a round's hold: the bonus first
-        (it was taken last), then cash."""
+        """Give back part of a round's hold (bets taken back), or with no amount all of
+        it (the round voided): the bonus first (it was taken last), then cash. Bets
+        taken back keep the round's bonus record while its bonus is active (the
+        balance before the round's first bet bounds a surebet until it settles, rules.md
+        9), and leave the stakes it counts; a void ends it."""
         held = self._held_for(round_id)
         amount = held if amount_cents is None else amount_cents
         if not 0 < amount <= held:
@@ -279,10 +295,28 @@ class Wallet(FastCopy, Aggregate):
             )
         entry = self.bonus_rounds.get(round_id)
         bonus_part = 0 if entry is None else min(amount, entry["held_cents"])
-        if entry is not None and (bonus_part or amount == held):
-            self._bonus_released(round_id, entry["bonus_id"], bonus_part, amount == held)
+        if entry is not None and self.bonuses[entry["bonus_id"]]["status"] in ENDED:
+            whole = bonus_part == entry["held_cents"]  # an ended bonus's record: done
+            if bonus_part:  # (its records hold money: those without went as it ended)
+                self._release_ended_bonus(round_id, entry["bonus_id"], bonus_part, whole)
+        elif entry is not None:
+            # A bet taken back leaves the stakes counted (never fewer than none); None:
+            # a record kept from before they were.
+            counted = entry.get("staked_cents")
+            staked = None if counted is None else max(0, counted - amount)
+            whole = amount_cents is None
+            self._bonus_released(round_id, entry["bonus_id"], bonus_part, whole, staked)
         if amount > bonus_part:
             self._hold_released(round_id, amount - bonus_part)
+
+    def void_round(self, round_id: str) -> None:
+        """A round voided: what it holds goes back, and its bonus record goes with it,
+        even one kept after its bets were all taken back."""
+        entry = self.bonus_rounds.get(round_id)
+        if self.round_held_cents(round_id):
+            self.release(round_id)
+        elif entry is not None:
+            self._bonus_released(round_id, entry["bonus_id"], 0, True)
 
     def settle(
         self, round_id: str, net_cents: int, counter_account: str | None, wagered_cents: int = 0
@@ -369,10 +403,22 @@ class Wallet(FastCopy, Aggregate):
         bonus = self.bonuses.get(bonus_id)
         if bonus is None or bonus["status"] in ENDED:
             return False
-        if datetime.datetime.fromisoformat(bonus["expires_at"]) > now:
+        if not _expired_by(bonus, now):
             return False
         self._end_bonus(bonus, EXPIRED, "expired")
         return True
+
+    def end_expired_bonuses(self, now: datetime.datetime) -> list[str]:
+        """End as expired every bonus, active or waiting, whose expiry has come by `now`
+        (the command's clock reading): a stake or a settlement calls this first, so a
+        bonus past its expiry is never staked, counted or converted while the worker
+        has yet to end it (rules.md 9). Returns the bonuses ended, in line order."""
+        line = [bonus_id for bonus_id in (self.active_bonus_id, *self.bonus_waiting)
+                if bonus_id is not None]  # fmt: skip
+        due = [bonus_id for bonus_id in line if _expired_by(self.bonuses[bonus_id], now)]
+        for bonus_id in due:
+            self._end_bonus(self.bonuses[bonus_id], EXPIRED, "expired")
+        return due
 
     def charge_commission(self, round_id: str, commission_cents: int) -> None:
         """Charge the P2P dealer's commission for a round into casino:commission."""
@@ -641,26 +687,62 @@ class Wallet(FastCopy, Aggregate):
         stake_cents: int,
         balance_before_cents: int,
         max_bet_cents: int | None,
+        spot_cents: int | None = None,
     ) -> None:
         """`amount_cents` of the bonus held for a bet of `stake_cents` (cash first); with
         what the audit checks the bet against: the bonus balance before the round's
-        first bet and the maximum stake (rules.md 9)."""
+        first bet, and the maximum stake, which bounds the player's whole stake on the
+        spot, `spot_cents` (rules.md 9; None in events stored before it was recorded)."""
         bonus = self.bonuses[bonus_id]
-        entry = self.bonus_rounds.setdefault(
-            round_id,
-            {"bonus_id": bonus_id, "held_cents": 0, "before_cents": balance_before_cents},
-        )
+        entry = self.bonus_rounds.get(round_id)
+        if entry is None:
+            entry = {"bonus_id": bonus_id, "held_cents": 0, "before_cents": balance_before_cents}
+            # Since bets record their spot, the record counts its stakes; one replayed
+            # from older events stays as it was (its snapshots compare equal).
+            if spot_cents is not None:
+                entry["staked_cents"] = 0
+            self.bonus_rounds[round_id] = entry
         entry["held_cents"] += amount_cents
         bonus["held_cents"] += amount_cents
+        if "staked_cents" in entry:  # the stakes the round counts towards the bonus
+            entry["staked_cents"] += stake_cents
 
     @event("BonusReleased", topic=BONUS_RELEASED)
-    def _bonus_released(self, round_id: str, bonus_id: str, amount_cents: int, whole: bool) -> None:
-        entry = self.bonus_rounds[round_id]
-        entry["held_cents"] -= amount_cents
-        self.bonuses[bonus_id]["held_cents"] -= amount_cents
-        if whole:
-            assert entry["held_cents"] == 0
-            del self.bonus_rounds[round_id]
+    def _bonus_released(
+        self,
+        round_id: str,
+        bonus_id: str,
+        amount_cents: int,
+        whole: bool,
+        staked_cents: int | None = None,
+    ) -> None:
+        """`amount_cents` of the active bonus given back; `whole`: the round's record
+        goes (a void), else it stays, with `staked_cents` the round's stakes under the
+        bonus still counted (None in events stored before it was recorded)."""
+        self._unhold_bonus(round_id, bonus_id, amount_cents, whole)
+        if not whole and staked_cents is not None:
+            self.bonus_rounds[round_id]["staked_cents"] = staked_cents
+        self._forget_bonus(bonus_id)
+
+    @event("EndedBonusReleased", topic=ENDED_BONUS_RELEASED)
+    def _ended_bonus_released(
+        self,
+        round_id: str,
+        bonus_id: str,
+        amount_cents: int,
+        whole: bool,
+        to_cash_cents: int,
+        bonus_status: str,
+        postings: Postings,
+        balance_after_cents: int,
+    ) -> None:
+        """`amount_cents` of an ended bonus released, and gone from the bonus account:
+        `to_cash_cents` of it to the cash (a converted bonus), the rest to casino:bonus."""
+        self._unhold_bonus(round_id, bonus_id, amount_cents, whole)
+        bonus = self.bonuses[bonus_id]
+        bonus["converted_cents"] += to_cash_cents
+        bonus["balance_cents"] += self._post_bonus(postings)
+        self._post(postings, balance_after_cents)
         self._forget_bonus(bonus_id)
 
     @event("BonusSettled", topic=BONUS_SETTLED)
@@ -726,9 +808,15 @@ class Wallet(FastCopy, Aggregate):
     # Helpers.
 
     def _split(
-        self, amount_cents: int, bonus: dict[str, Any] | None, house: bool, action: str
+        self,
+        amount_cents: int,
+        bonus: dict[str, Any] | None,
+        house: bool,
+        action: str,
+        spot_cents: int | None = None,
     ) -> Split:
-        """A stake's cash and `bonus` parts, cash first, within the bonus's maximum stake;
+        """A stake's cash and `bonus` parts, cash first, the player's stake on the spot
+        (`spot_cents`, the stake alone by default) within the bonus's maximum stake;
         refused when they do not cover it (a player-banked game, `house` False, looks at
         the bonus only to say why it refuses)."""
         bonus_cents = self.bonus_available_cents if bonus is not None or not house else 0
@@ -737,7 +825,7 @@ class Wallet(FastCopy, Aggregate):
             self._check_available(amount_cents, action)
         assert split is not None
         if bonus is not None:
-            check_max_bet(amount_cents, bonus["max_bet_cents"])
+            check_max_bet(spot_cents or amount_cents, bonus["max_bet_cents"])
         return split
 
     def _settle_bonus(
@@ -757,13 +845,12 @@ class Wallet(FastCopy, Aggregate):
         postings: Postings = [[bonus_account(self.player_id), net], [counter_account, -net]]
         to_cash = 0
         if bonus["status"] != ACTIVE and returned:
-            if bonus["status"] == CONVERTED:
-                to_cash = conversion(
-                    returned, bonus["max_conversion_cents"], bonus["converted_cents"]
-                ).cash_cents
-            postings += [[bonus_account(self.player_id), -returned], [self.account, to_cash],
-                         [CASINO_BONUS, returned - to_cash]]  # fmt: skip
-        counted = wagered_cents if bonus["status"] == ACTIVE else 0
+            to_cash = self._ended_bonus_to_cash(bonus, returned)
+            postings += self._ended_bonus_leaves(returned, to_cash)
+        # Only stakes held while the bonus was active count (a record kept from before
+        # knows no total: all of them).
+        within = min(wagered_cents, entry.get("staked_cents", wagered_cents))
+        counted = within if bonus["status"] == ACTIVE else 0
         postings = [posting for posting in postings if posting[1]]
         self._bonus_settled(
             round_id,
@@ -779,6 +866,30 @@ class Wallet(FastCopy, Aggregate):
         if counted and bonus["wagered_cents"] >= bonus["wagering_required_cents"]:
             self._convert(bonus, round_id)
         return int(net)
+
+    def _release_ended_bonus(self, round_id: str, bonus_id: str, amount: int, whole: bool) -> None:
+        """Held money of an ended bonus, given back by a bet taken back or voided: it
+        leaves as a settling round's would (rules.md 9), never back to a bonus that
+        can no longer be wagered."""
+        bonus = self.bonuses[bonus_id]
+        to_cash = self._ended_bonus_to_cash(bonus, amount)
+        postings = [p for p in self._ended_bonus_leaves(amount, to_cash) if p[1]]
+        self._ended_bonus_released(round_id, bonus_id, amount, whole, to_cash, bonus["status"],
+                                   postings, self.balance_cents + to_cash)  # fmt: skip
+
+    @staticmethod
+    def _ended_bonus_to_cash(bonus: dict[str, Any], cents: int) -> int:
+        """What of an ended bonus's `cents` becomes cash: a converted one's, within what
+        is left of its maximum conversion; a forfeited or expired one's, nothing."""
+        if bonus["status"] != CONVERTED:
+            return 0
+        return conversion(cents, bonus["max_conversion_cents"], bonus["converted_cents"]).cash_cents
+
+    def _ended_bonus_leaves(self, cents: int, to_cash: int) -> Postings:
+        """An ended bonus's `cents` leave the bonus account: `to_cash` to the cash, the
+        rest back to casino:bonus."""
+        return [[bonus_account(self.player_id), -cents], [self.account, to_cash],
+                [CASINO_BONUS, cents - to_cash]]  # fmt: skip
 
     def _convert(self, bonus: dict[str, Any], round_id: str) -> None:
         """The requirement met: the bonus not held becomes cash up to the maximum
@@ -818,6 +929,19 @@ class Wallet(FastCopy, Aggregate):
             self.bonuses[self.active_bonus_id]["status"] = ACTIVE
         else:
             self.active_bonus_id = None
+        # The records of its rounds whose bets were all taken back go with it.
+        for round_id, entry in list(self.bonus_rounds.items()):
+            if entry["bonus_id"] == bonus_id and not entry["held_cents"]:
+                del self.bonus_rounds[round_id]
+
+    def _unhold_bonus(self, round_id: str, bonus_id: str, amount_cents: int, whole: bool) -> None:
+        """An event body's: part of a round's bonus hold released (`whole`: the last)."""
+        entry = self.bonus_rounds[round_id]
+        entry["held_cents"] -= amount_cents
+        self.bonuses[bonus_id]["held_cents"] -= amount_cents
+        if whole:
+            assert entry["held_cents"] == 0
+            del self.bonus_rounds[round_id]
 
     def _forget_bonus(self, bonus_id: str) -> None:
         """An event body's: a wallet remembers its last ended bonuses, held ones all."""
@@ -867,6 +991,11 @@ def _no_bonus() -> dict[str, Any]:
         "bonus_waiting": [],
         "bonus_rounds": {},
     }
+
+
+def _expired_by(bonus: dict[str, Any], now: datetime.datetime) -> bool:
+    """Whether a bonus's expiry has come by `now`."""
+    return datetime.datetime.fromisoformat(bonus["expires_at"]) <= now
 
 
 def bank_key(table_id: str) -> str:

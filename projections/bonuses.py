@@ -3,8 +3,8 @@
 through to end each bonus when due.
 
 Fed by the wallets' bonus events. Per day: granted, converted (to cash, at the
-conversion or as held money settles after it), forfeited (a forfeit, what a
-conversion's maximum leaves, held money of a forfeited bonus), expired, and the
+conversion or as held money settles or is given back after it), forfeited (a forfeit,
+what a conversion's maximum leaves, held money of a forfeited bonus), expired, and the
 change of the players' bonus accounts, whose running sum is what is outstanding.
 Only candidates: the command that expires a bonus re-checks the wallet.
 """
@@ -52,7 +52,7 @@ ROUND_SUMS = ("staked_cents", "returned_cents", "converted_cents")
 SUMS = ("granted_cents", "converted_cents", "forfeited_cents", "expired_cents",
         "outstanding_change_cents")  # fmt: skip
 TOPICS = (wallet.BONUS_GRANTED, wallet.BONUS_SETTLED, wallet.BONUS_CONVERTED,
-          wallet.BONUS_FORFEITED, wallet.BONUS_EXPIRED,
+          wallet.BONUS_FORFEITED, wallet.BONUS_EXPIRED, wallet.ENDED_BONUS_RELEASED,
           wallet.STAKE_TAKEN, wallet.CREDITED)  # fmt: skip
 # A third-party game's bet, win and rollback (rules.md 10) move bonus money at once.
 _THIRD_PARTY = (wallet.STAKE_TAKEN, wallet.CREDITED)
@@ -88,10 +88,12 @@ class Bonuses:
             player_id, _ = self.owners.of(event)
             self.running[event.bonus_id] = (player_id, event.expires_at)
             sums[GRANTED] += event.amount_cents
-        elif topic == wallet.BONUS_SETTLED:
+        elif topic in (wallet.BONUS_SETTLED, wallet.ENDED_BONUS_RELEASED):
             to_house = sum(cents for account, cents in event.postings if account == "casino:bonus")
             sums[CONVERTED] += event.to_cash_cents
             sums[EXPIRED_COLUMN if event.bonus_status == EXPIRED else FORFEITED] += to_house
+            if topic == wallet.ENDED_BONUS_RELEASED:
+                return  # a bet taken back: no round's result
             result = self.rounds[(event.round_id, event.timestamp.date().isoformat())]
             result[0] += event.released_cents
             result[1] += event.released_cents + event.net_cents

@@ -37,9 +37,11 @@ KINDS = {
     wallet.WITHDRAWN: "withdrawal",
     wallet.ROUND_SETTLED: "round_result",
     wallet.COMMISSION_CHARGED: "commission",
-    # Bonus money become cash (rules.md 9): at the conversion, or as money held then settles.
+    # Bonus money become cash (rules.md 9): at the conversion, or as money held then
+    # settles or is given back.
     wallet.BONUS_CONVERTED: "bonus_converted",
     wallet.BONUS_SETTLED: "bonus_converted",
+    wallet.ENDED_BONUS_RELEASED: "bonus_converted",
 }
 
 

@@ -7,17 +7,21 @@ checks that every save's postings sum to zero.
 
 from __future__ import annotations
 
+import datetime
+
 from domain.baccarat import rules
 from domain.bonus import baccarat_wagered
+from domain.bonus_steps import end_expired
 from domain.tables.coup import OPEN, Coup
 from domain.unit import Unit
 from domain.wallet import CASINO_BANK, load_wallet
 
 
-def settle_house(unit: Unit, round_: Coup) -> None:
-    """The casino is the bank: the player's result posts against casino:bank."""
+def settle_house(unit: Unit, round_: Coup, now: datetime.datetime) -> None:
+    """The casino is the bank: the player's result posts against casino:bank (a bonus
+    past its expiry by `now` ended first)."""
     assert round_.player_id is not None
-    wallet = load_wallet(unit, round_.player_id, round_.mode)
+    wallet = end_expired(unit, now, load_wallet(unit, round_.player_id, round_.mode))
     wagered = baccarat_wagered(round_.bets.get(round_.player_id, {}), round_.outcome)
     shares = wallet.settle(round_.round_id, _player_net(round_), CASINO_BANK, wagered)
     if shares is not None:
@@ -57,9 +61,7 @@ def void_round(unit: Unit, round_: Coup, reason: str) -> None:
     for participant in (round_.player_id, round_.banker_id):
         if participant is None:
             continue
-        wallet = load_wallet(unit, participant, round_.mode)
-        if wallet.round_held_cents(round_.round_id):
-            wallet.release(round_.round_id)
+        load_wallet(unit, participant, round_.mode).void_round(round_.round_id)
 
 
 def _player_net(round_: Coup) -> int:

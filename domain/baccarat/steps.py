@@ -13,6 +13,7 @@ from domain.baccarat import p2p_steps
 from domain.baccarat.odds import chance_any_wins
 from domain.baccarat.settle import settle_house, settle_p2p, void_round
 from domain.bonus import is_surebet
+from domain.bonus_steps import end_expired
 from domain.settings import GameSettings
 from domain.shoe import draw_seed
 from domain.tables.coup import OPEN, Coup
@@ -47,13 +48,16 @@ def open_house_round(
     return round_
 
 
-def place_bet(unit: Unit, round_: Coup, spot: str, amount_cents: int) -> None:
+def place_bet(
+    unit: Unit, round_: Coup, spot: str, amount_cents: int, now: datetime.datetime
+) -> None:
     player_id = _player(round_)
     round_.place_bet(rules_of(round_.variant), player_id, spot, amount_cents)
     house = round_.variant != P2P  # bonus money is staked only where the house banks
     surebet = is_surebet(chance_any_wins(round_.bets[player_id], round_.decks))
-    wallet = load_wallet(unit, player_id, round_.mode)
-    wallet.hold(round_.round_id, amount_cents, house=house, surebet=house and surebet)
+    wallet = end_expired(unit, now, load_wallet(unit, player_id, round_.mode))
+    spot_cents = round_.bets[player_id][spot]  # the maximum stake bounds the spot's whole stake
+    wallet.hold(round_.round_id, amount_cents, house, house and surebet, spot_cents)
 
 
 def remove_bet(unit: Unit, round_: Coup, spot: str) -> None:
@@ -76,7 +80,7 @@ def deal(unit: Unit, games: GameSettings, round_: Coup, now: datetime.datetime) 
     # Punto banco owes no choice, so no deadline is ever set: `now` stands for one.
     round_.deal(rules_of(round_.variant), [player_id], set(), now.isoformat())
     if round_.variant != P2P:
-        settle_house(unit, round_)
+        settle_house(unit, round_, now)
         return None
     settle_p2p(unit, round_)
     return p2p_steps.end_round(unit, games.p2p, round_, now)

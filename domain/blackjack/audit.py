@@ -36,7 +36,8 @@ def verify_blackjack_round(events: list[Any], entries: list[WalletEntry]) -> lis
     if round_.status == SETTLED_STATUS:
         problems += _check_payouts(name, round_, events)
         problems += _check_wallet(name, round_, entries)
-        bonus = (wallet_topics.BONUS_HELD, wallet_topics.BONUS_RELEASED)
+        bonus = (wallet_topics.BONUS_HELD, wallet_topics.BONUS_RELEASED,
+             wallet_topics.ENDED_BONUS_RELEASED)  # fmt: skip
         held = [(e.player_id, e.topic, e.event) for e in entries if e.topic in bonus]
         surebet = is_surebet(chance_any_wins(len(round_.bets), insured=True))  # never
         problems += bonus_bet_problems(name, held, lambda _: surebet)

@@ -23,9 +23,11 @@ from domain.blackjack.interruptions import (
 )
 from domain.blackjack.last_bets import LastBets, last_bets_uuid
 from domain.blackjack.odds import chance_any_wins
+from domain.blackjack.play import DOUBLE
 from domain.blackjack.round import IN_PLAY, OPEN, SETTLED_STATUS, BlackjackRound
 from domain.blackjack.settlement import RULESETS, wagered_cents
 from domain.bonus import is_surebet
+from domain.bonus_steps import end_expired
 from domain.errors import BetsAlreadyPlaced, NoBets, NoPreviousBets
 from domain.player import load_player
 from domain.settings import BlackjackSettings
@@ -59,9 +61,11 @@ def open_round(
     return round_
 
 
-def place_bet(unit: Unit, round_: BlackjackRound, box: int, amount_cents: int) -> None:
+def place_bet(
+    unit: Unit, round_: BlackjackRound, box: int, amount_cents: int, now: datetime.datetime
+) -> None:
     round_.place_bet(box, amount_cents)
-    _hold(unit, round_, amount_cents)
+    _hold(unit, round_, amount_cents, round_.bets[box], now)
 
 
 def remove_bet(unit: Unit, round_: BlackjackRound, box: int) -> None:
@@ -77,7 +81,7 @@ def cancel_bets(unit: Unit, round_: BlackjackRound) -> None:
         remove_bet(unit, round_, box)
 
 
-def repeat_bets(unit: Unit, round_: BlackjackRound) -> None:
+def repeat_bets(unit: Unit, round_: BlackjackRound, now: datetime.datetime) -> None:
     """Place the bets of the player's last round dealt in this hall and mode again."""
     round_.check_open()
     if round_.bets:
@@ -88,28 +92,35 @@ def repeat_bets(unit: Unit, round_: BlackjackRound) -> None:
             f"no earlier {round_.mode} round in hall {round_.hall} to repeat the bets of"
         )
     for box, cents in previous.bets:
-        place_bet(unit, round_, box, cents)
+        place_bet(unit, round_, box, cents, now)
 
 
-def deal(unit: Unit, round_: BlackjackRound) -> None:
+def deal(unit: Unit, round_: BlackjackRound, now: datetime.datetime) -> None:
     round_.check_open()
     load_player(unit, round_.player_id).check_no_interrupted_round(round_.mode)
     round_.deal()
     last_bets(unit, round_).record(round_.round_id, round_.bets)
-    settle_if_over(unit, round_)
+    settle_if_over(unit, round_, now)
     after_deal(unit, round_)
 
 
-def act(unit: Unit, round_: BlackjackRound, box: int, hand: int, action: str) -> None:
+def act(
+    unit: Unit, round_: BlackjackRound, box: int, hand: int, action: str, now: datetime.datetime
+) -> None:
     """The player's decision on the hand in play, decided once, its stake held first."""
     decision = round_.decide(box, hand, action)
     if decision.added_stake_cents:
-        _hold(unit, round_, decision.added_stake_cents)
+        added = decision.added_stake_cents
+        # A double joins its hand's stake; a split's hand and insurance stand alone.
+        spot = round_.bets[box] + added if action == DOUBLE else added
+        _hold(unit, round_, added, spot, now)
     round_.act(decision)
-    settle_if_over(unit, round_)
+    settle_if_over(unit, round_, now)
 
 
-def end_idle(unit: Unit, round_: BlackjackRound, idle_since: datetime.datetime) -> bool:
+def end_idle(
+    unit: Unit, round_: BlackjackRound, idle_since: datetime.datetime, now: datetime.datetime
+) -> bool:
     """Void a round never dealt, or finish one in play with the house defaults, when
     it has seen no action since `idle_since`. Interrupted rounds wait for the resume
     window instead. Returns whether the round was ended."""
@@ -117,17 +128,18 @@ def end_idle(unit: Unit, round_: BlackjackRound, idle_since: datetime.datetime) 
         return False
     if round_.status == OPEN:
         round_.void("no action before the idle timeout")
-        wallet = _wallet(unit, round_)
-        if wallet.round_held_cents(round_.round_id):
-            wallet.release(round_.round_id)
+        _wallet(unit, round_).void_round(round_.round_id)
         return True
     finish_idle_round(unit, round_)
-    settle_if_over(unit, round_)
+    settle_if_over(unit, round_, now)
     return True
 
 
 def finish_abandoned(
-    unit: Unit, round_: BlackjackRound, interrupted_before: datetime.datetime
+    unit: Unit,
+    round_: BlackjackRound,
+    interrupted_before: datetime.datetime,
+    now: datetime.datetime,
 ) -> bool:
     """Finish a round interrupted at or before `interrupted_before` with the house
     defaults (rules.md 4); a round resumed since, or interrupted later, is left alone."""
@@ -135,14 +147,15 @@ def finish_abandoned(
     if interrupted_at is None or interrupted_at > interrupted_before:
         return False
     finish_with_house_defaults(round_)
-    settle_if_over(unit, round_)
+    settle_if_over(unit, round_, now)
     return True
 
 
-def settle_if_over(unit: Unit, round_: BlackjackRound) -> None:
-    """The casino is the bank: the round's result posts against casino:bank, once."""
+def settle_if_over(unit: Unit, round_: BlackjackRound, now: datetime.datetime) -> None:
+    """The casino is the bank: the round's result posts against casino:bank, once (a
+    bonus past its expiry by `now` ended first)."""
     if round_.status == SETTLED_STATUS:
-        wallet = _wallet(unit, round_)
+        wallet = end_expired(unit, now, _wallet(unit, round_))
         # What it counts towards a bonus, only where one was active at its stakes.
         under_bonus = round_.round_id in wallet.bonus_rounds
         wagered = wagered_cents(round_.state, RULESETS[round_.ruleset]) if under_bonus else 0
@@ -162,13 +175,17 @@ def last_bets(unit: Unit, round_: BlackjackRound) -> LastBets:
     return found
 
 
-def _hold(unit: Unit, round_: BlackjackRound, amount_cents: int) -> None:
+def _hold(
+    unit: Unit, round_: BlackjackRound, amount_cents: int, spot_cents: int, now: datetime.datetime
+) -> None:
     """A stake, a double, a split or insurance: the house banks, so bonus money may be
-    staked, and no set of a player's bets in one round wins together more than 90% of
-    the time (`odds.chance_any_wins`, rules.md 9)."""
+    staked, within the bonus's maximum stake on the box's hand (`spot_cents`, a double
+    included), and no set of a player's bets in one round wins together more than 90%
+    of the time (`odds.chance_any_wins`, rules.md 9)."""
     insured = round_.play is not None  # after the deal, insurance may be in play
     surebet = is_surebet(chance_any_wins(len(round_.bets), insured))
-    _wallet(unit, round_).hold(round_.round_id, amount_cents, house=True, surebet=surebet)
+    wallet = end_expired(unit, now, _wallet(unit, round_))
+    wallet.hold(round_.round_id, amount_cents, True, surebet, spot_cents)
 
 
 def _wallet(unit: Unit, round_: BlackjackRound) -> Wallet:

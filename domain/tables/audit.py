@@ -224,7 +224,8 @@ def _check_wallets(name: str, coup: Coup, entries: list[WalletEntry]) -> list[st
 
 
 def _bonus_entries(entries: list[WalletEntry]) -> list[tuple[str, str, Any]]:
-    bonus = (wallet_topics.BONUS_HELD, wallet_topics.BONUS_RELEASED)
+    bonus = (wallet_topics.BONUS_HELD, wallet_topics.BONUS_RELEASED,
+             wallet_topics.ENDED_BONUS_RELEASED)  # fmt: skip
     return [(e.player_id, e.topic, e.event) for e in entries if e.topic in bonus]
 
 

@@ -15,6 +15,7 @@ import datetime
 from domain.baccarat.odds import chance_any_wins
 from domain.baccarat.rules import points_for_stake
 from domain.bonus import baccarat_wagered, is_surebet
+from domain.bonus_steps import end_expired
 from domain.errors import InvalidLimits, NoBank
 from domain.money import CENTS_PER_DOLLAR, format_cents
 from domain.player import Player, load_player
@@ -113,14 +114,17 @@ def open_coup(unit: Unit, games: GameSettings, table: Table, shoe_prefix: list[s
     return coup
 
 
-def place_bet(unit: Unit, coup: Coup, player_id: str, spot: str, amount_cents: int) -> None:
+def place_bet(
+    unit: Unit, coup: Coup, player_id: str, spot: str, amount_cents: int, now: datetime.datetime
+) -> None:
     table = load_table(unit, coup.table)
     table.check_seated(player_id)
     coup.place_bet(rules_of(coup.variant), player_id, spot, amount_cents, table.seat_of(player_id))
     house = coup.banker_id is None  # American tables; a player's bank takes cash only
     surebet = house and is_surebet(chance_any_wins(coup.bets[player_id], coup.decks))
-    wallet = load_wallet(unit, player_id, coup.mode)
-    wallet.hold(coup.round_id, amount_cents, house=house, surebet=surebet)
+    wallet = end_expired(unit, now, load_wallet(unit, player_id, coup.mode))
+    spot_cents = coup.bets[player_id][spot]  # the maximum stake bounds the spot's whole stake
+    wallet.hold(coup.round_id, amount_cents, house=house, surebet=surebet, spot_cents=spot_cents)
 
 
 def remove_bet(unit: Unit, coup: Coup, player_id: str, spot: str) -> None:
@@ -142,7 +146,7 @@ def deal(unit: Unit, settings: TableSettings, coup: Coup, now: datetime.datetime
     order, absent = table.play_order(after=table.banker), set(table.leaving)
     for player_id, _, cents in coup.deal(rules, order, absent, _deadline(settings, now)):
         load_wallet(unit, player_id, coup.mode).release(coup.round_id, cents)
-    _settle_if_over(unit, coup, table)
+    _settle_if_over(unit, coup, table, now)
 
 
 def choose(
@@ -156,7 +160,7 @@ def choose(
     table = load_table(unit, coup.table)
     rules, absent = rules_of(coup.variant), set(table.leaving)
     coup.choose(rules, player_id, action, now, absent, _deadline(settings, now))
-    _settle_if_over(unit, coup, table)
+    _settle_if_over(unit, coup, table, now)
 
 
 def choose_when_due(
@@ -172,7 +176,7 @@ def choose_when_due(
     if not overdue and pending["player_id"] not in absent:
         return False
     coup.choose_by_system(rules_of(coup.variant), absent, _deadline(settings, now))
-    _settle_if_over(unit, coup, table)
+    _settle_if_over(unit, coup, table, now)
     return True
 
 
@@ -183,7 +187,7 @@ def end_idle(unit: Unit, coup: Coup, idle_since: datetime.datetime) -> bool:
         return False
     coup.void("no action before the idle timeout")
     for player_id in coup.bets:
-        load_wallet(unit, player_id, coup.mode).release(coup.round_id)
+        load_wallet(unit, player_id, coup.mode).void_round(coup.round_id)
     table = load_table(unit, coup.table)
     if coup.banker_id is not None:
         bank_steps.after_coup(unit, table, coup)  # the bank unchanged, unless its banker left
@@ -212,7 +216,7 @@ def reconnect(unit: Unit, player: Player) -> None:
         load_table(unit, table_id).stay(player.player_id)
 
 
-def _settle_if_over(unit: Unit, coup: Coup, table: Table) -> None:
+def _settle_if_over(unit: Unit, coup: Coup, table: Table, now: datetime.datetime) -> None:
     """Settle every player of a coup now over, in this one save; then the table moves on."""
     if coup.status != SETTLED_STATUS:
         return
@@ -220,17 +224,18 @@ def _settle_if_over(unit: Unit, coup: Coup, table: Table) -> None:
         bank_steps.settle(unit, coup)
         bank_steps.after_coup(unit, table, coup)
     else:
-        _settle_against_the_house(unit, coup)
+        _settle_against_the_house(unit, coup, now)
     _end_coup(unit, coup, table)
     bank_steps.banco_settled(table, coup)
 
 
-def _settle_against_the_house(unit: Unit, coup: Coup) -> None:
-    """Each player's result posts against casino:bank, and each gains a dealer point per
-    dollar staked (rules.md 2.1: points move in baccarat against the house)."""
+def _settle_against_the_house(unit: Unit, coup: Coup, now: datetime.datetime) -> None:
+    """Each player's result posts against casino:bank (a bonus past its expiry by `now`
+    ended first), and each gains a dealer point per dollar staked (rules.md 2.1: points
+    move in baccarat against the house)."""
     nets = coup.nets()
     for player_id in sorted(coup.bets):
-        wallet = load_wallet(unit, player_id, coup.mode)
+        wallet = end_expired(unit, now, load_wallet(unit, player_id, coup.mode))
         wagered = baccarat_wagered(coup.bets[player_id], coup.outcome)
         shares = wallet.settle(coup.round_id, nets[player_id], CASINO_BANK, wagered)
         if shares is not None:

@@ -117,6 +117,7 @@ def test_a_stake_takes_cash_first_then_bonus() -> None:
                 "stake_cents": 5_000,
                 "balance_before_cents": 10_000,
                 "max_bet_cents": None,
+                "spot_cents": 5_000,
             },
         ),
     ]
@@ -180,6 +181,15 @@ def test_a_bet_above_the_maximum_stake_is_refused() -> None:
         wallet.hold("r1", 501, house=True)
     assert refused.value.facts == {"max_bet": "5.00"}
     assert then(wallet) == []
+
+
+def test_the_maximum_stake_bounds_the_whole_stake_on_the_spot() -> None:
+    wallet = given(granted(max_bet_cents=500), lambda w: w.hold("r1", 500, house=True))
+    with pytest.raises(BonusMaxBet):
+        wallet.hold("r1", 500, house=True, spot_cents=1_000)  # Player 5.00 again
+    assert then(wallet) == []
+    wallet.hold("r1", 500, house=True, spot_cents=500)  # Banker 5.00: its own spot
+    assert dict(then(wallet))["BonusHeld"]["spot_cents"] == 500
 
 
 def test_a_surebet_may_stake_at_most_half_the_bonus() -> None:
@@ -252,12 +262,126 @@ def test_held_bonus_money_of_a_forfeited_bonus_goes_back_as_its_round_settles() 
     assert wallet.bonus_cents == 0 and wallet.balance_cents == 0
 
 
+def test_held_money_of_a_forfeited_bonus_goes_back_when_its_bet_is_taken_back() -> None:
+    wallet = given(
+        granted(cash=500),
+        lambda w: w.hold("r1", 2_500, house=True),  # 500 cash, 2,000 bonus
+        lambda w: w.forfeit_bonus("b1", "player"),
+    )
+    wallet.release("r1", 1_500)  # a bet taken back: bonus first
+    assert then(wallet) == [
+        (
+            "EndedBonusReleased",
+            {
+                "round_id": "r1",
+                "bonus_id": "b1",
+                "amount_cents": 1_500,
+                "whole": False,
+                "to_cash_cents": 0,
+                "bonus_status": "forfeited",
+                "postings": [["bonus:alice", -1_500], [CASINO_BONUS, 1_500]],
+                "balance_after_cents": 500,
+            },
+        )
+    ]
+    wallet.release("r1")  # the round voided: the rest
+    assert kinds(wallet) == ["EndedBonusReleased", "HoldReleased"]
+    assert (wallet.bonus_cents, wallet.balance_cents, wallet.available_cents) == (0, 500, 500)
+    assert wallet.bonuses["b1"]["balance_cents"] == 0 and wallet.bonus_rounds == {}
+
+
+def test_held_money_of_a_converted_bonus_becomes_cash_when_its_bet_is_taken_back() -> None:
+    wallet = granted(amount=1_000, wagering=1, max_conversion_cents=1_500)
+    wallet.hold("r2", 800, house=True)
+    wallet.hold("r1", 200, house=True)
+    wallet.settle("r1", 1_000, CASINO_BANK, wagered_cents=200)  # won: 2,000, 800 held
+    wallet.hold("r3", 1_000, house=True)
+    wallet.settle("r3", 0, CASINO_BANK, wagered_cents=1_000)  # met: 1,200 converts
+    given(wallet)
+    wallet.release("r2")  # 300 of 800 within the maximum conversion, 500 back
+    [(kind, fields)] = then(wallet)
+    assert (kind, fields["to_cash_cents"]) == ("EndedBonusReleased", 300)
+    assert fields["postings"] == [["bonus:alice", -800], ["player:alice", 300],
+                                  [CASINO_BONUS, 500]]  # fmt: skip
+    assert (wallet.bonus_cents, wallet.balance_cents) == (0, 1_500)
+    assert wallet.bonuses["b1"]["converted_cents"] == 1_500
+
+
+def test_a_bet_taken_back_under_the_active_bonus_gives_the_bonus_back_to_it() -> None:
+    wallet = given(granted(), lambda w: w.hold("r1", 2_000, house=True))
+    wallet.release("r1")
+    assert kinds(wallet) == ["BonusReleased"]
+    assert wallet.bonus_available_cents == 10_000
+
+
+def test_only_stakes_held_while_the_bonus_was_active_count_towards_it() -> None:
+    wallet = given(
+        Wallet("alice", "real"),
+        lambda w: w.deposit("t1", 10_000),
+        lambda w: w.hold("r1", 10_000, house=True),  # Player 100.00, no bonus yet
+        lambda w: w.deposit("t2", 1_000),
+        lambda w: w.grant_bonus("b1", Grant(1_000, 10, 30), CAP, NOW),
+    )
+    wallet.hold("r1", 500, house=True)  # Banker 5.00 under the bonus
+    wallet.release("r1", 500)  # taken back: counted no more
+    wallet.hold("r1", 100, house=True)  # Player 1.00 more, under the bonus
+    wallet.settle("r1", -10_100, CASINO_BANK, wagered_cents=10_100)
+    assert dict(then(wallet))["BonusSettled"]["wagered_cents"] == 100
+    assert wallet.bonuses["b1"]["wagered_cents"] == 100
+
+
+def test_bets_all_taken_back_keep_the_rounds_balance_before_until_it_ends() -> None:
+    wallet = given(granted(), lambda w: w.hold("r1", 4_000, house=True))
+    wallet.release("r1", 4_000)  # every bet taken back
+    assert then(wallet) == [
+        (
+            "BonusReleased",
+            {"round_id": "r1", "bonus_id": "b1", "amount_cents": 4_000, "whole": False,
+             "staked_cents": 0},
+        )
+    ]  # fmt: skip
+    wallet.hold("r2", 5_000, house=True)
+    wallet.settle("r2", 5_000, CASINO_BANK, wagered_cents=5_000)  # the bonus: 15,000
+    with pytest.raises(BonusSurebet) as refused:  # half of 10,000, not of 15,000
+        wallet.hold("r1", 6_000, house=True, surebet=True)
+    assert refused.value.facts["limit"] == "50.00"
+    wallet.hold("r1", 5_000, house=True, surebet=True)
+    assert dict(then(wallet))["BonusHeld"]["balance_before_cents"] == 10_000
+    wallet.release("r1")  # the round voided: its record goes
+    assert "r1" not in wallet.bonus_rounds
+
+
+def test_a_void_ends_a_rounds_record_kept_after_its_bets_were_taken_back() -> None:
+    wallet = given(
+        granted(), lambda w: w.hold("r1", 4_000, house=True), lambda w: w.release("r1", 4_000)
+    )
+    wallet.void_round("r1")
+    assert kinds(wallet) == ["BonusReleased"] and wallet.bonus_rounds == {}
+    wallet = given(
+        granted(), lambda w: w.hold("r1", 4_000, house=True), lambda w: w.release("r1", 4_000)
+    )
+    wallet.forfeit_bonus("b1", "player")  # or its bonus ends
+    assert wallet.bonus_rounds == {}
+
+
 def test_a_bonus_expires_once_due_and_not_before() -> None:
     wallet = granted()
     assert not wallet.expire_bonus("b1", NOW)
     assert wallet.expire_bonus("b1", NOW + datetime.timedelta(days=30))
     assert kinds(wallet) == ["BonusExpired"]
     assert wallet.bonuses["b1"]["status"] == "expired" and wallet.bonus_cents == 0
+
+
+def test_a_stake_or_a_settlement_first_ends_every_bonus_past_its_expiry() -> None:
+    wallet = granted()  # b1 expires in 30 days
+    wallet.grant_bonus("b2", Grant(500, 1, 31), CAP, NOW)
+    wallet.grant_bonus("b3", Grant(700, 1, 60), CAP, NOW)
+    given(wallet)
+    assert wallet.end_expired_bonuses(NOW + datetime.timedelta(days=30, seconds=-1)) == []
+    assert then(wallet) == []
+    assert wallet.end_expired_bonuses(NOW + datetime.timedelta(days=31)) == ["b1", "b2"]
+    assert kinds(wallet) == ["BonusExpired", "BonusExpired"]
+    assert wallet.active_bonus_id == "b3" and wallet.bonus_cents == 700
 
 
 def test_an_exclusion_forfeits_every_bonus() -> None:
@@ -268,12 +392,15 @@ def test_an_exclusion_forfeits_every_bonus() -> None:
 
 
 def test_the_audit_finds_a_bet_past_the_maximum_and_a_surebet_with_most_of_the_bonus() -> None:
-    def held(amount: int, stake: int, max_bet: int | None = None) -> tuple[str, str, Any]:
+    def held(
+        amount: int, stake: int, max_bet: int | None = None, spot: int | None = None
+    ) -> tuple[str, str, Any]:
         event = SimpleNamespace(
             amount_cents=amount,
             stake_cents=stake,
             balance_before_cents=10_000,
             max_bet_cents=max_bet,
+            spot_cents=spot,
         )
         return ("alice", BONUS_HELD, event)  # fmt: skip
 
@@ -281,7 +408,11 @@ def test_the_audit_finds_a_bet_past_the_maximum_and_a_surebet_with_most_of_the_b
     assert bonus_bet_problems("round r", fine, lambda _: True) == []
     too_big = [held(3_000, 6_000, 5_000)]
     assert bonus_bet_problems("round r", too_big, lambda _: False) == [
-        "round r: alice bet 6000 cents, past the bonus's maximum stake of 5000"
+        "round r: alice staked 6000 cents on one spot, past the bonus's maximum stake of 5000"
+    ]
+    in_steps = [held(3_000, 3_000, 5_000, spot=3_000), held(2_500, 2_500, 5_000, spot=5_500)]
+    assert bonus_bet_problems("round r", in_steps, lambda _: False) == [
+        "round r: alice staked 5500 cents on one spot, past the bonus's maximum stake of 5000"
     ]
     hedged = [held(3_000, 3_000), held(2_001, 2_001)]
     assert bonus_bet_problems("round r", hedged, lambda _: False) == []
@@ -290,6 +421,14 @@ def test_the_audit_finds_a_bet_past_the_maximum_and_a_surebet_with_most_of_the_b
     ]
     released = ("alice", BONUS_RELEASED, SimpleNamespace(amount_cents=1))
     assert bonus_bet_problems("round r", [*hedged, released], lambda _: True) == []
+    # Bets all taken back and placed again: the balance before the round's first bet.
+    again = [held(4_000, 4_000), ("alice", BONUS_RELEASED, SimpleNamespace(amount_cents=4_000)),
+             ("alice", BONUS_HELD, SimpleNamespace(amount_cents=5_001, stake_cents=5_001,
+                                                   balance_before_cents=15_000,
+                                                   max_bet_cents=None))]  # fmt: skip
+    assert bonus_bet_problems("round r", again, lambda _: True) == [
+        "round r: alice staked 5001 cents of bonus money on a surebet, past half of 10000"
+    ]
 
 
 def test_a_conversion_caps_what_becomes_cash() -> None:

@@ -29,7 +29,7 @@ def play_rounds(app: CasinoApplication, unit: Unit, table_id: str) -> None:
     for _ in range(ROUNDS_PER_SAVE):
         assert table.round_id is not None
         round_ = load_coup(unit, table.round_id)
-        steps.place_bet(unit, round_, "player", 500)
+        steps.place_bet(unit, round_, "player", 500, app.clock())
         steps.deal(unit, app.games, round_, app.clock())
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from infra.audit.verify import verify
 from infra.store.store import Store
 from tests.conftest import OPERATOR, SERVICE, Api, every_store_event
 from tests.infra.http import test_blackjack as blackjack
@@ -155,6 +156,81 @@ def test_a_tie_counts_nothing_and_a_bet_above_the_maximum_stake_is_refused(
     assert bet(api, round_id, "player", "25.00").status_code == 201
     deal(api, round_id)
     assert api.wallet("alice")["bonus"]["wagered"] == "0.00"
+
+
+@pytest.mark.usefixtures("alice")
+def test_the_maximum_stake_bounds_a_spot_added_to_in_small_steps(api: Api, store: Store) -> None:
+    grant(api, max_bet="5.00")
+    round_id = open_round(api, PLAYER_WINS)["round_id"]
+    assert bet(api, round_id, "player", "5.00").status_code == 201
+    before = books(api, store)
+    refused = bet(api, round_id, "player", "5.00")  # 10.00 on Player: past the maximum
+    assert (refused.status_code, refused.json()["code"]) == (409, "bonus_max_bet")
+    assert books(api, store) == before
+    assert bet(api, round_id, "banker", "1.00").status_code == 201  # another spot: its own
+    deal(api, round_id)
+    assert verify(store, None, lambda _: None).problems == []
+
+
+@pytest.mark.usefixtures("alice")
+def test_the_maximum_stake_bounds_a_blackjack_hand_doubled(api: Api) -> None:
+    grant(api, max_bet="30.00")
+    round_id = blackjack.open_round(api, ["6", "10", "5", "7", "K"], hall="2")["round_id"]
+    assert blackjack.bet(api, round_id, 1, "20.00").status_code == 201
+    blackjack.deal(api, round_id)  # 11 against a 10 showing
+    refused = blackjack.act(api, round_id, 1, "double")  # 40.00 on the hand
+    assert (refused.status_code, refused.json()["code"]) == (409, "bonus_max_bet")
+
+
+def test_a_bet_taken_back_after_a_forfeit_returns_its_bonus_money_to_the_casino(
+    api: Api, store: Store
+) -> None:
+    api.player("alice")  # no cash
+    bonus_id = grant(api, amount="10.00").json()["bonus_id"]
+    round_id = open_round(api, PLAYER_WINS)["round_id"]
+    assert bet(api, round_id, "player", "10.00").status_code == 201  # all bonus
+    api.post(f"/v1/players/alice/bonuses/{bonus_id}/forfeit")
+    key = {**SERVICE, "Idempotency-Key": "rm-1"}
+    answer = api.client.delete(f"/v1/rounds/{round_id}/bets/player", headers=key)
+    assert answer.status_code == 200, answer.text
+    [past] = api.get("/v1/players/alice/bonuses").json()["past"]
+    assert (past["status"], past["balance"]) == ("forfeited", "0.00")
+    assert (accounts(api)["bonus:alice"], accounts(api)["casino:bonus"]) == ("0.00", "0.00")
+    [day] = api.get("/v1/reports/bonus", headers=OPERATOR).json()["days"]
+    assert (day["forfeited"], day["outstanding"]) == ("10.00", "0.00")
+    assert verify(store, None, lambda _: None).problems == []
+
+
+def test_stakes_placed_before_the_bonus_count_nothing_towards_it(api: Api) -> None:
+    api.player("alice", real="100.00")
+    round_id = open_round(api, PLAYER_WINS)["round_id"]
+    assert bet(api, round_id, "player", "100.00").status_code == 201  # no bonus yet
+    grant(api, amount="10.00")
+    assert bet(api, round_id, "player", "5.00").status_code == 201  # under the bonus
+    deal(api, round_id)
+    assert api.wallet("alice")["bonus"]["wagered"] == "5.00"  # not 105.00
+
+
+def test_bets_all_taken_back_keep_the_rounds_surebet_limit_and_the_audit_agrees(
+    api: Api, store: Store
+) -> None:
+    api.player("alice")  # no cash: every stake is bonus money
+    grant(api, amount="100.00")
+    hedged = open_round(api, PLAYER_WINS)["round_id"]
+    assert bet(api, hedged, "player", "40.00").status_code == 201  # the balance before: 100
+    key = {**SERVICE, "Idempotency-Key": "rm-all"}
+    assert api.client.delete(f"/v1/rounds/{hedged}/bets/player", headers=key).status_code == 200
+    won = open_round(api, PLAYER_WINS)["round_id"]
+    assert bet(api, won, "player", "50.00").status_code == 201
+    deal(api, won)
+    assert api.wallet("alice")["bonus"]["balance"] == "150.00"
+    assert bet(api, hedged, "player", "40.00").status_code == 201
+    refused = bet(api, hedged, "banker", "20.00")  # 60.00 on a surebet: half of 100, not 150
+    assert (refused.status_code, refused.json()["code"]) == (409, "bonus_surebet")
+    assert refused.json()["limit"] == "50.00"
+    assert bet(api, hedged, "banker", "10.00").status_code == 201
+    deal(api, hedged)
+    assert verify(store, None, lambda _: None).problems == []
 
 
 def test_an_exclusion_forfeits_every_bonus(api: Api, alice: str) -> None:

@@ -495,6 +495,22 @@ def bonus_token(client: TestClient, api: Api) -> str:
     return open_session(client, "alice", "bonusy")
 
 
+def test_a_bonus_past_its_expiry_is_not_staked_before_the_worker_ends_it(
+    client: TestClient, bonus_token: str, api: Api, store: Store
+) -> None:
+    later(store, 31 * 86_400)  # the bonus (30 days) expired; no worker has passed
+    token = open_session(client, "alice", "bonusy")
+    provider = ProviderClient(client, "bonusy")
+    short = provider.bet(token, "b0", "r1", "30.00")  # cash 20.00; the bonus is no more
+    assert (short.status_code, short.json()["code"]) == (409, "insufficient_funds")
+    bet = provider.bet(token, "b1", "r1", "10.00")
+    assert (bet.json()["used_cash"], bet.json()["used_bonus"]) == ("10.00", "0.00")
+    assert bonus_balance(api) == "none"
+    past = api.get("/v1/players/alice/bonuses").json()["past"]
+    assert [b["status"] for b in past] == ["expired"]
+    assert accounts(api)["casino:bonus"] == "0.00"
+
+
 def test_a_bet_takes_cash_then_the_bonus_where_the_provider_allows_it(
     client: TestClient, bonus_token: str, api: Api, store: Store
 ) -> None:
