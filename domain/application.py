@@ -557,4 +557,4 @@ class CasinoApplication(CasinoQueries):
         session = load_session(reading, provider_id, token)
         session.check_live(self.clock())
         wallet = load_wallet(reading, session.player_id, session.mode)
-        return providers.ProviderWallet(wallet, load_provider(reading, provider_id).bonus_allowed)
+        return providers.ProviderWallet(wallet, session.bonus_allowed)

@@ -152,6 +152,7 @@ class GameSession(FastCopy, Aggregate):
         at: str
         lifetime_seconds: int
         theoretical_rtp: str | None  # the provider's declared figure when it opened
+        bonus_allowed: bool  # the provider's, which never changes after registration
 
     @classmethod
     def open(
@@ -164,6 +165,7 @@ class GameSession(FastCopy, Aggregate):
         at: str,
         lifetime_seconds: int,
         theoretical_rtp: str | None,
+        bonus_allowed: bool,
     ) -> GameSession:
         """A new session, named by its token, which is not stored (only the id made
         from it is)."""
@@ -177,6 +179,7 @@ class GameSession(FastCopy, Aggregate):
             at=at,
             lifetime_seconds=lifetime_seconds,
             theoretical_rtp=theoretical_rtp,
+            bonus_allowed=bonus_allowed,
         )
 
     @event(Created)
@@ -189,6 +192,7 @@ class GameSession(FastCopy, Aggregate):
         at: str,
         lifetime_seconds: int,
         theoretical_rtp: str | None,
+        bonus_allowed: bool = False,
     ) -> None:
         self.provider_id = provider_id
         self.player_id = player_id
@@ -197,6 +201,8 @@ class GameSession(FastCopy, Aggregate):
         self.last_call_at = at
         self.lifetime_seconds = lifetime_seconds
         self.theoretical_rtp = theoretical_rtp
+        # Kept with the session, so that a call need not read the provider as well.
+        self.bonus_allowed = bonus_allowed
 
     @property
     def expires_at(self) -> datetime.datetime:

@@ -117,7 +117,9 @@ def open_session(
     provider = load_provider(unit, provider_id)
     load_wallet(unit, player_id, check_mode(mode))  # 404 unknown_player
     at, lifetime, rtp = now.isoformat(), settings.session_seconds, provider.theoretical_rtp
-    session = GameSession.open(token, provider_id, player_id, game_id, mode, at, lifetime, rtp)
+    session = GameSession.open(
+        token, provider_id, player_id, game_id, mode, at, lifetime, rtp, provider.bonus_allowed
+    )
     unit.add(session)
     return OpenedSession(token, session)
 
@@ -143,7 +145,7 @@ def bet(
     round_ = _round(unit, session, round_ref, game_id, now)
     round_.check_bet(transaction_id, now, settings.round_seconds)
     wallet = end_expired(unit, now, load_wallet(unit, session.player_id, session.mode))
-    allowed = load_provider(unit, provider_id).bonus_allowed
+    allowed = session.bonus_allowed
     under = allowed and round_.takes_bonus(wallet.active_bonus_id)
     bonus_id = wallet.active_bonus_id if under else None
     account = games_account(provider_id)
@@ -189,7 +191,7 @@ def win(
         share.bonus_cents, round_.bonus_id,
     )  # fmt: skip
     session.touch(now)
-    return WalletCall(wallet, _allowed(unit, provider_id), transaction_id)
+    return WalletCall(wallet, session.bonus_allowed, transaction_id)
 
 
 def rollback(
@@ -225,7 +227,7 @@ def rollback(
         )  # fmt: skip
     session.touch(now)
     wallet = load_wallet(unit, session.player_id, session.mode)
-    return WalletCall(wallet, _allowed(unit, provider_id), transaction_id)
+    return WalletCall(wallet, session.bonus_allowed, transaction_id)
 
 
 def end_round(
@@ -257,10 +259,6 @@ def _end(unit: Unit, round_: ProviderRound, now: datetime.datetime, reason: str)
         wallet = end_expired(unit, now, load_wallet(unit, round_.player_id, round_.mode))
         wallet.count_wagering(round_.round_id, round_.bonus_id, round_.wagered_cents)
     return ended
-
-
-def _allowed(unit: Unit, provider_id: str) -> bool:
-    return load_provider(unit, provider_id).bonus_allowed
 
 
 def _round(

@@ -131,7 +131,9 @@ def test_a_round_takes_a_bounded_number_of_calls() -> None:
 
 
 def test_a_session_expires_after_its_lifetime_without_calls_and_stays_expired() -> None:
-    opened = GameSession.open("tok", "acme", "alice", "g", "real", NOW.isoformat(), HOUR, None)
+    opened = GameSession.open(
+        "tok", "acme", "alice", "g", "real", NOW.isoformat(), HOUR, None, False
+    )
     session = given(opened)
     session.touch(NOW + datetime.timedelta(seconds=30))
     assert then(session) == []  # noted at most once a minute
