@@ -9,7 +9,7 @@ owns it (`domain/baccarat/p2p.py`, `domain/rounds.py`, ...).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Protocol, TypeVar
@@ -74,6 +74,11 @@ class Unit(Protocol):
 
     def held(self, aggregate_id: UUID) -> Aggregate | None:
         """The aggregate if this unit loaded or added it already, as it stands in it."""
+        ...
+
+    def read_ahead(self, aggregate_ids: Sequence[UUID]) -> None:
+        """A hint: the command is about to find these (of kinds never snapshotted);
+        where the store can, they are read in one round trip. Changes no answer."""
         ...
 
     def sealing(self) -> SecretBox:

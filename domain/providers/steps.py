@@ -137,7 +137,10 @@ def bet(
 ) -> WalletCall:
     session = load_session(unit, provider_id, token)
     session.check_live(now)
-    earlier = unit.find(ProviderBet, bet_uuid(provider_id, transaction_id))
+    bet_key = bet_uuid(provider_id, transaction_id)
+    # Usually neither exists yet (a slot's spin opens its round): one trip finds so.
+    unit.read_ahead([bet_key, _round_key(session, round_ref)])
+    earlier = unit.find(ProviderBet, bet_key)
     if earlier is not None and (earlier.tombstone or earlier.rolled_back_by is not None):
         raise TransactionRolledBack(f"bet {transaction_id} was rolled back: it stands refused")
     if earlier is not None:
@@ -175,8 +178,7 @@ def win(
 ) -> WalletCall:
     """Credit a win; an expired session is accepted (a provider retries a win)."""
     session = load_session(unit, provider_id, token)
-    key = round_uuid(provider_id, session.player_id, session.mode, round_ref)
-    round_ = unit.find(ProviderRound, key)
+    round_ = unit.find(ProviderRound, _round_key(session, round_ref))
     if round_ is None:
         raise NoBetInRound(f"the player placed no bet in round {round_ref}")
     if round_.status == OPEN and round_.over(now, settings.round_seconds):
@@ -265,8 +267,7 @@ def _round(
     unit: Unit, session: GameSession, round_ref: str, game_id: str, now: datetime.datetime
 ) -> ProviderRound:
     """The player's round of that provider's id, opened at its first call."""
-    key = round_uuid(session.provider_id, session.player_id, session.mode, round_ref)
-    found = unit.find(ProviderRound, key)
+    found = unit.find(ProviderRound, _round_key(session, round_ref))
     if found is not None:
         return found
     round_ = ProviderRound(
@@ -275,6 +276,10 @@ def _round(
     )  # fmt: skip
     unit.add(round_)
     return round_
+
+
+def _round_key(session: GameSession, round_ref: str) -> UUID:
+    return round_uuid(session.provider_id, session.player_id, session.mode, round_ref)
 
 
 def _sealed(unit: Unit, provider_id: str, secrets: list[str]) -> str:

@@ -7,18 +7,21 @@ one atomic save. The domain sees it as `domain.unit.Unit`, a Protocol.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from copy import deepcopy
 from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Repository
-from eventsourcing.domain import Aggregate
+from eventsourcing.domain import Aggregate, DomainEventProtocol
 
 from domain.errors import DomainError
 from domain.unit import SecretBox
 
 A = TypeVar("A", bound=Aggregate)
+# A provider's round takes at most 1,000 calls (domain/providers/round.py); a longer
+# answer is cut short and each aggregate read on its own.
+READ_AHEAD_EVENTS_MAX = 1_010
 
 
 class Unit:
@@ -29,6 +32,29 @@ class Unit:
         self.box = box
         self._aggregates: dict[UUID, Aggregate] = {}
         self.loaded_versions: dict[UUID, int] = {}  # as read, before this command changed them
+        self._read_ahead: dict[UUID, list[DomainEventProtocol[UUID]]] = {}
+
+    def read_ahead(self, aggregate_ids: Sequence[UUID]) -> None:
+        """Read these aggregates' events in one round trip where the store can (the
+        PostgreSQL recorder's `select_newer`), for those neither held nor cached: the
+        `find` of each that follows then asks the store nothing. For kinds that are
+        never snapshotted (`NEVER_SNAPSHOTTED`), which are read from their first event:
+        a provider's bet opening a round looks up the bet and the round, usually to find
+        neither exists yet, and one trip does for both."""
+        repository, cache = self._repository, self._repository.cache
+        newer = getattr(repository.event_store.recorder, "select_newer", None)
+        if newer is None or cache is None or repository.fastforward:
+            return
+        wanted = [key for key in aggregate_ids if key not in self._aggregates]
+        wanted = [key for key in wanted if not _cached(cache, key)]
+        if not wanted:
+            return
+        found = newer(dict.fromkeys(wanted, 0), READ_AHEAD_EVENTS_MAX)
+        if found is None:
+            return  # a long stream: each is read on its own
+        mapper = repository.event_store.mapper
+        for key, stored in found.items():
+            self._read_ahead[key] = [mapper.to_domain_event(event) for event in stored]
 
     def get(self, cls: type[A], aggregate_id: UUID, missing: Callable[[], DomainError]) -> A:
         """The aggregate of that id and kind, or the refusal `missing` makes."""
@@ -66,7 +92,10 @@ class Unit:
         try:
             kept: Aggregate = cast(Aggregate, cache.get(aggregate_id))
         except KeyError:
-            kept = project(None, repository.event_store.get(aggregate_id))
+            read = self._read_ahead.pop(aggregate_id, None)
+            if read is None:
+                read = list(repository.event_store.get(aggregate_id))
+            kept = project(None, read)
             if kept is None:
                 raise AggregateNotFoundError(aggregate_id) from None
             cache.put(aggregate_id, kept)
@@ -86,6 +115,14 @@ class Unit:
 
     def aggregates(self) -> list[Aggregate]:
         return list(self._aggregates.values())
+
+
+def _cached(cache: Any, aggregate_id: UUID) -> bool:
+    try:
+        cache.get(aggregate_id)
+    except KeyError:
+        return False
+    return True
 
 
 def project(aggregate: Any, events: Iterable[Any]) -> Any:
