@@ -21,6 +21,10 @@ class Receipt(Generic[T]):
     # The refusal of the key used again for another request: None, the Idempotency-Key's
     # (422 idempotency_key_reused); a provider's transaction id has its own (rules.md 10).
     reused: Callable[[], Exception] | None = None
+    # Fields of the answer that are credentials (a game session's token): the receipt
+    # keeps them sealed with the service's secret box, so that the database does not
+    # hold them in clear (rules.md 5); a repeat is answered with them opened.
+    sealed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

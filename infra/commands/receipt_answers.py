@@ -6,6 +6,7 @@ receipts table, or an event."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 from uuid import UUID
@@ -16,9 +17,12 @@ from domain.errors import IdempotencyKeyExpired, IdempotencyKeyReused, ReceiptUn
 from domain.ids import receipt_uuid
 from domain.outcome import Outcome, Receipt
 from domain.queries import CasinoQueries
+from domain.unit import SecretBox
 from infra.commands.receipt import CommandReceipt, FoundReceipt, ReceiptRecord, found_in_log
 
 DAY_SECONDS = 86_400
+# Where a kept answer holds its sealed fields; no answer of ours has such a field.
+SEALED_FIELDS = "_sealed"
 
 
 @runtime_checkable
@@ -33,6 +37,7 @@ class ReceiptAnswers:
     """The seam's half that answers from receipts (infra/commands/seam.py: CommandSeam)."""
 
     app: CasinoQueries
+    box: SecretBox  # seals a receipt's credentials (`Receipt.sealed`)
     sealed: Callable[[UUID, int], bool] | None
     receipt_retention_days: int
     # The store's receipts table; None where receipts are events of the log.
@@ -60,6 +65,7 @@ class ReceiptAnswers:
         kind (the store's triggers refuse a second of either kind)."""
         if receipt is None or answer is None:
             return []
+        answer = self._kept_answer(receipt, answer)
         if self._keeps_receipts and any(a.pending_events for a in aggregates):
             recorded_ms = int(self.app.clock().timestamp() * 1000)
             key_id = receipt_uuid(receipt.key)
@@ -91,7 +97,30 @@ class ReceiptAnswers:
             raise IdempotencyKeyReused(
                 "this Idempotency-Key was already used with a different request"
             )
-        return found.answer
+        return self._opened_answer(receipt, found.answer)
+
+    def _kept_answer(self, receipt: Receipt[Any], answer: dict[str, Any]) -> dict[str, Any]:
+        """The answer as its receipt keeps it: the receipt's `sealed` fields (an answer's
+        credentials) sealed with the service's secret box, bound to the receipt's key."""
+        if not receipt.sealed:
+            return answer
+        kept = {name: value for name, value in answer.items() if name not in receipt.sealed}
+        kept[SEALED_FIELDS] = {
+            name: self.box.seal(json.dumps(answer[name]).encode(), receipt.key)
+            for name in receipt.sealed
+            if name in answer
+        }
+        return kept
+
+    def _opened_answer(self, receipt: Receipt[Any], kept: dict[str, Any]) -> dict[str, Any]:
+        """The answer to give again, its sealed fields opened (an answer stored before
+        they were sealed has none)."""
+        if SEALED_FIELDS not in kept:
+            return kept
+        answer = {name: value for name, value in kept.items() if name != SEALED_FIELDS}
+        for name, sealed in kept[SEALED_FIELDS].items():
+            answer[name] = json.loads(self.box.open(sealed, receipt.key))
+        return answer
 
     def _found_receipt(self, key_id: UUID) -> FoundReceipt | None:
         """The receipt of `key_id`, from the receipts table or the log, in one query."""

@@ -13,7 +13,7 @@ import json
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ParamSpec, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
@@ -50,10 +50,15 @@ class Command:
     fingerprint: str
     # The refusal of the key used for another request (None: idempotency_key_reused).
     reused: Callable[[], Exception] | None = None
+    sealed: tuple[str, ...] = ()  # the answer's credentials, kept sealed in the receipt
 
     def receipt(self, body: Callable[[T], dict[str, Any]]) -> Receipt[T]:
         """The receipt of this request: its key, and how to shape the answer's body."""
-        return Receipt(self.scoped_key, self.fingerprint, body, self.reused)
+        return Receipt(self.scoped_key, self.fingerprint, body, self.reused, self.sealed)
+
+    def sealing(self, *fields: str) -> Command:
+        """This command, its answer's `fields` kept sealed in its receipt."""
+        return replace(self, sealed=fields)
 
     async def run(
         self,

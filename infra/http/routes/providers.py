@@ -139,7 +139,8 @@ async def open_game_session(
     command: Command = Depends(service_command),
 ) -> JSONResponse:
     """Open a player's session with a provider's game; hand its token to the provider."""
-    outcome = await command.run(
+    # The token is the session's credential: its receipt keeps it sealed.
+    outcome = await command.sealing("token").run(
         app_of(request).open_game_session,
         session_view,
         player_id,

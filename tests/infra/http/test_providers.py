@@ -650,3 +650,25 @@ def test_a_loss_limit_counts_only_the_cash_part_of_a_bet(
     api.deposit("alice", "5.00")
     refused = provider.bet(bonus_token, "b4", "r2", "0.01")  # cash again: past 20.00
     assert (refused.status_code, refused.json()["code"]) == (409, "loss_limit_exceeded")
+
+
+def test_a_sessions_token_is_answered_again_but_never_stored_in_clear(
+    provider: ProviderClient, client: TestClient, store: Store
+) -> None:
+    """The token is the session's credential: a repeated request (the same
+    Idempotency-Key) gets it again, yet no table of the store holds it in clear (the
+    receipt keeps it sealed with the service's secret key, rules.md 5)."""
+    body = {"provider_id": "acme", "game_id": "starburst", "mode": "real"}
+    headers = {**SERVICE, "Idempotency-Key": "open-once"}
+    first = client.post("/v1/players/alice/game-sessions", json=body, headers=headers)
+    again = client.post("/v1/players/alice/game-sessions", json=body, headers=headers)
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.json() == first.json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    token = first.json()["token"]
+    with store.database.read() as cursor:
+        cursor.execute("SELECT answer FROM command_receipts")
+        kept = b"".join(bytes(row[0]) for row in cursor.fetchall() if row[0] is not None)
+    assert kept and token.encode() not in kept
+    assert token not in repr([vars(event) for event in every_store_event(store)])
+    assert provider.balance(token).json()["cash"] == "100.00"  # and it opens the session
