@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from tests.infra.http.test_blackjack import deal as blackjack_deal
 from tests.infra.http.test_blackjack import open_round as open_blackjack_round
 from tests.infra.http.test_p2p import WORKED_EXAMPLE, bet, confirm, dealer, join, sit
 from tests.infra.store.test_crash_recovery import Server
+from tests.provider_client import ProviderClient, open_session, register
 
 
 def test_the_pages_are_served_as_shells_that_hold_no_data(api: Api) -> None:
@@ -97,6 +99,7 @@ class Casino:
     abandoned: str  # blackjack, finished by the system once its player stayed away
     coup: str  # three players' coup at an American table, on a shuffled shoe, settled
     bonus: str  # a house round staked half with cash, half with bonus money, won
+    external: str  # a provider's round: two bets, a rollback, a win, ended
     house_banker_card: str  # the house round's banker card as dealt
     house_rewritten_card: str  # what the insider wrote in its place, in the copy
 
@@ -139,7 +142,26 @@ def _play_rounds(api: Api) -> dict[str, str]:
     assert blackjack_bet(api, blackjack, 1, "10.00").status_code == 201
     assert blackjack_deal(api, blackjack).json()["status"] == "in_play"
     rounds = {"p2p": p2p, "house": house["round_id"], "blackjack": blackjack}
-    return {**rounds, "coup": _coup(api), "bonus": _bonus_round(api)}
+    return {**rounds, "coup": _coup(api), "bonus": _bonus_round(api), "external": _slot(api)}
+
+
+def _slot(api: Api) -> str:
+    """A provider's round (rules.md 10): Sam bets $10 and $5, the $5 is rolled back, he
+    wins $25, and the provider ends the round."""
+    register(api.client)
+    api.player("sam", real="100.00")
+    token, provider = open_session(api.client, "sam"), ProviderClient(api.client)
+    for call in (
+        provider.bet(token, "b1", "spin-1", "10.00"),
+        provider.bet(token, "b2", "spin-1", "5.00"),
+        provider.rollback(token, "rb1", "b2"),
+        provider.win(token, "w1", "spin-1", "25.00"),
+        provider.end_round(token, "spin-1"),
+    ):
+        assert call.status_code == 200, call.text
+    found = api.get("/v1/rounds?player_id=sam", headers=AUDITOR).json()["rounds"]
+    round_id: str = found[0]["round_id"]
+    return round_id
 
 
 def _bonus_round(api: Api) -> str:
@@ -184,24 +206,35 @@ def _abandoned_round(api: Api) -> str:
 
 
 def _card_event(api: Api, round_id: str, position: int) -> dict[str, Any]:
+    return _event(
+        api, round_id, lambda e: e["type"] == "CardDealt" and e["data"]["position"] == position
+    )
+
+
+def _event(api: Api, round_id: str, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     events = api.get(f"/v1/rounds/{round_id}/audit", headers=AUDITOR).json()["events"]
-    return next(e for e in events if e["type"] == "CardDealt" and e["data"]["position"] == position)
+    return next(event for event in events if wanted(event))
 
 
 def _rewrite_card(copy: Path, round_id: str, version: int, card: str) -> None:
     """What an insider with the database's credentials could do to a copy: drop the
     trigger that refuses UPDATE and rewrite a stored CardDealt event's card. (The
     audit trail reads the event from the log: there is no copy to rewrite as well.)"""
+    _rewrite_event(copy, round_id, version, "card", card)
+
+
+def _rewrite_event(copy: Path, aggregate_id: str, version: int, field: str, value: Any) -> None:
+    """One field of a stored event rewritten in a copy of the store, as an insider could."""
     connection = sqlite3.connect(copy, isolation_level=None)
     try:
         connection.execute("DROP TRIGGER IF EXISTS stored_events_refuse_update")
-        key = (uuid.UUID(round_id).hex, version)
+        key = (uuid.UUID(aggregate_id).hex, version)
         (state,) = connection.execute(
             "SELECT state FROM stored_events WHERE originator_id = ? AND originator_version = ?",
             key,
         ).fetchone()
         event = json.loads(state)
-        event["card"] = card
+        event[field] = value
         connection.execute(
             "UPDATE stored_events SET state = ? WHERE originator_id = ? AND originator_version = ?",
             (json.dumps(event, separators=(",", ":")).encode(), *key),
@@ -226,11 +259,14 @@ def casino(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Casino]:
             rounds = {**_play_rounds(api), "abandoned": _abandoned_round(api)}
             p2p_card = _card_event(api, rounds["p2p"], 2)
             house_card = _card_event(api, rounds["house"], 1)
+            win = _event(api, rounds["external"], lambda e: e["data"].get("kind") == "win")
         with sqlite3.connect(original) as source, sqlite3.connect(copy) as target:
             source.backup(target)
         _rewrite_card(copy, rounds["p2p"], p2p_card["version"], TAMPERED_CARD)
         other = "AS" if house_card["data"]["card"] != "AS" else "2S"
         _rewrite_card(copy, rounds["house"], house_card["version"], other)
+        # The win's credit grown by $100 in the wallet's event; the round's call says $25.
+        _rewrite_event(copy, win["aggregate_id"], win["version"], "amount_cents", 12_500)
         tampered.start(CASINO_LOG_LEVEL="warning")
         yield Casino(
             server.base,
@@ -315,6 +351,24 @@ def _scenarios(casino: Casino) -> list[dict[str, Any]]:
             "name": "table-coup-verified",
             "path": f"/audit/rounds/{casino.coup}#key=dev-auditor",
             "extract": record,
+            "attributes": verdict,
+        },
+        {
+            "name": "provider-round-money-checked",
+            "path": f"/audit/rounds/{casino.external}#key=dev-auditor",
+            "extract": {
+                **record,
+                "calls": "#call-lines tbody tr",
+                "sections": "#content section h2",
+                "links": "#contents a:not([hidden])",
+            },
+            "attributes": verdict,
+        },
+        {
+            "name": "tampered-provider-credit-mismatch",
+            "base": casino.tampered_base,
+            "path": f"/audit/rounds/{casino.external}#key=dev-auditor",
+            "extract": {**record, "calls": "#call-lines tbody tr"},
             "attributes": verdict,
         },
         {
@@ -614,3 +668,39 @@ def test_a_card_rewritten_in_the_log_shows_in_the_trail_read_from_it(
         f"the audit trail records {casino.house_rewritten_card},"
         f" the shoe re-derived from the seed holds {casino.house_banker_card}"
     )
+
+
+def test_a_providers_round_shows_its_calls_each_matched_to_the_wallet(
+    seen: dict[str, dict[str, Any]],
+) -> None:
+    """No cards and no seed in a provider's round: the page checks the casino's side,
+    each call against the wallet event that moved its money."""
+    result = _page(seen, "provider-round-money-checked")
+    texts = result["texts"]
+    assert result["attributes"]["verdict"] == ["verified"]
+    assert texts["verdict"][0] == (
+        "✓ VERIFIED: each of the 4 calls moved exactly its amount in the wallet; stakes"
+        " 15.00 = rollbacks 5.00 + wins 25.00 + the house's result -15.00"
+    )
+    calls = [row.split("\t")[2:6] for row in texts["calls"]]
+    assert calls == [
+        ["bet", "b1", "—", "-10.00"],
+        ["bet", "b2", "—", "-5.00"],
+        ["rollback", "rb1", "b2", "+5.00"],
+        ["win", "w1", "—", "+25.00"],
+    ]
+    [balance] = [row.split("\t")[:5] for row in texts["balances"]]
+    assert balance == ["sam", "player", "100.00", "115.00", "+15.00"]
+    assert "Cards" not in " ".join(texts["sections"]) and "Decisions" not in texts["links"]
+    assert texts["links"][1:3] == ["Money check", "Calls"]
+    assert texts["deal_order"] == texts["bets"] == []
+
+
+def test_a_providers_credit_rewritten_in_the_store_is_named(
+    seen: dict[str, dict[str, Any]],
+) -> None:
+    result = _page(seen, "tampered-provider-credit-mismatch")
+    verdict = result["texts"]["verdict"][0]
+    assert result["attributes"]["verdict"] == ["mismatch"]
+    said = r"the win w1 \(log position \d+\) says 25\.00, the wallet moved 125\.00"
+    assert re.fullmatch(rf"✗ MISMATCH: {said} \(log position \d+\)", verdict), verdict

@@ -5,9 +5,11 @@
 import { Failed, Refused, forgetKey, getJSON, rememberKey, storedKey, takeKeyFromFragment } from './api.js';
 import { clear, h, setState } from './dom.js';
 import { FILTERS, PAGE_ROWS, filtersOf, nextPage, roundsTable } from './index-view.js';
+import { externalRecord } from './external-view.js';
 import { roundRecord } from './round-view.js';
 
 const $ = (id) => document.getElementById(id);
+const EXTERNAL_LINKS = { '#fairness': 'Money check', '#bets': 'Calls' };
 
 function say(text) {
   $('message').textContent = text;
@@ -77,14 +79,21 @@ async function showRound(key) {
   const listed = await getJSON(`/v1/rounds?round_id=${encodeURIComponent(roundId)}`, key);
   const path = `/v1/rounds/${encodeURIComponent(roundId)}`;
   const [round, audit] = await Promise.all([getJSON(path, key), getJSON(`${path}/audit`, key)]);
-  say('Checking the cards against the seed\u2026');
-  const record = await roundRecord(round, listed.rounds[0] || null, audit);
+  const external = round.game === 'external';
+  say(external ? 'Checking the calls against the wallet\u2026' : 'Checking the cards against the seed\u2026');
+  const record = await (external ? externalRecord : roundRecord)(round, listed.rounds[0] || null, audit);
   const content = $('content');
   clear(content);
   content.append(h('p', { id: 'provenance' }, provenance()), ...record.sections);
   content.hidden = false;
+  // A provider's round has no cards and no decisions: no link to sections not shown.
+  for (const link of $('contents').querySelectorAll('a')) {
+    link.hidden = !document.getElementById(link.hash.slice(1));
+    if (external && EXTERNAL_LINKS[link.hash]) link.textContent = EXTERNAL_LINKS[link.hash];
+  }
   $('contents').hidden = false;
-  say(`Shown: round ${round.round_id}, ${round.status}. Fairness check: ${record.verdict.title.toLowerCase()}.`);
+  const check = external ? 'Money check' : 'Fairness check';
+  say(`Shown: round ${round.round_id}, ${round.status}. ${check}: ${record.verdict.title.toLowerCase()}.`);
 }
 
 async function showIndex(key) {

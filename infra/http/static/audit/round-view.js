@@ -20,6 +20,7 @@ const LEDGER_ENTRIES = {
   BonusReleased: 'bonus hold released',
   BonusSettled: 'bonus result (bonus hold released)',
   BonusConverted: 'bonus converted to cash',
+  StakeTaken: 'stake taken',
 };
 
 /** Every section of the record, the fairness check done first. */
@@ -62,6 +63,7 @@ function gameName(round) {
   if (round.game === 'baccarat' && round.variant === 'p2p') return 'Baccarat, P2P (a player deals)';
   if (round.game === 'baccarat') return 'Baccarat, punto banco (the house banks)';
   if (round.game === 'blackjack') return 'Blackjack Baden-Baden';
+  if (round.game === 'external') return `A provider\u2019s game: ${round.game_id}, of ${round.variant}`;
   return round.game || 'a game this page does not know';
 }
 
@@ -74,18 +76,20 @@ function outcome(round) {
     const { dealer_total: total, dealer_blackjack: blackjack, dealer_bust: bust } = round.outcome;
     return `dealer ${blackjack ? 'blackjack' : total}${bust ? ', bust' : ''}`;
   }
+  if (round.game === 'external') return `net to the player ${round.net}`;
   return none(FINISHED.includes(round.status) ? 'none' : 'not yet');
 }
 
-function summary(round, entry, events) {
+export function summary(round, entry, events) {
   const mine = own(round, events);
   const opened = mine.find((event) => event.type === 'Opened');
-  const ended = mine.find((event) => event.type === 'Settled' || event.type === 'Voided');
+  const ended = mine.find((event) => ['Settled', 'Voided', 'Ended'].includes(event.type));
   const people = participantsOf(round, entry);
   const limits = round.limits ? `${round.limits.min} to ${round.limits.max}${round.limits.per ? ` per ${round.limits.per}` : ' per round'}` : null;
   let where = ['Table', none('none: a single-player round')];
   if (round.table_id) where = ['Table', mono(round.table_id)];
   else if (round.hall) where = ['Hall', round.hall];
+  else if (round.game === 'external') where = ['Table', none('none: a provider\u2019s game')];
   return section(
     'summary',
     'The round',
@@ -297,7 +301,7 @@ function decisions(round, events) {
   return section('decisions', 'Decisions', body, next);
 }
 
-function balances(money) {
+export function balances(money) {
   const rows = money.books.map((book) =>
     h(
       'tr',
@@ -326,11 +330,12 @@ function balances(money) {
   );
 }
 
-function ledgerLines(money) {
+export function ledgerLines(money) {
   const rows = money.lines.map((line) => {
     const { event } = line;
     const postings = Array.isArray(event.data.postings) ? event.data.postings.map(([account, amount]) => `${account} ${formatChange(amount)}`).join('; ') : '';
     let entry = LEDGER_ENTRIES[event.type] || event.type;
+    if (event.type === 'Credited') entry = `${event.data.kind} credited`;
     if (line.points) entry = `${entry} ${line.points.change > 0 ? '+' : ''}${line.points.change} (now ${line.points.after})`;
     return h(
       'tr',
@@ -359,7 +364,7 @@ function fieldText(name, value, hidden) {
   return `${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`;
 }
 
-function trail(round, events, money) {
+export function trail(round, events, money) {
   const owners = new Map(money.lines.map((line) => [line.event.aggregate_id, line.who.id]));
   const hidden = !FINISHED.includes(round.status);
   const rows = events.map((event) => {
