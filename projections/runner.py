@@ -44,7 +44,9 @@ from projections.failure import ProjectionFailed
 # @9: the round trail holds where each event is in the log, not a copy of it.
 # @10: bonus money per day, and the bonuses still running (rules.md 9); providers'
 # rounds and calls (rules.md 10), in the round index, trail, revenue and game history.
-NAME = "read_models@10"
+# @11: a provider's round keeps what it was counted with, so a late win moves the
+# return-to-player interval's moments as well as the returns.
+NAME = "read_models@11"
 BATCH_SIZE = 1000
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS projection_tracking (

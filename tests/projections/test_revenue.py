@@ -19,6 +19,7 @@ from benchmarks import bench_blackjack_sim
 from domain.baccarat.rules import BANKER, PLAYER, TIE, bet_net_cents, play_coup
 from domain.blackjack import round as blackjack_round
 from domain.cards import RANKS
+from domain.providers import round as provider_round
 from domain.rtp import figures
 from domain.tables import old_rounds as baccarat_round
 from infra import reports
@@ -171,3 +172,37 @@ def test_too_few_rounds_have_no_interval(rounds: int) -> None:
     cursor = feed(simulated(rounds, seed=1))
     found = reports.rtp_report(cursor, "real", "baccarat", None, None, None)
     assert found["difference_ci95"] is None and found["rounds"] == rounds
+
+
+def slot_round(round_id: str, stake: int, won: int, late: int) -> Iterator[Any]:
+    """A provider's round: a bet, a win, its end for want of calls, and a win that lands
+    the next day."""
+    yield event(provider_round.OPENED, round_id, mode="real", provider_id="acme",
+                theoretical_rtp="0.96")  # fmt: skip
+    yield event(provider_round.BET_TAKEN, round_id, amount_cents=stake)
+    yield event(provider_round.WIN_PAID, round_id, amount_cents=won)
+    yield event(provider_round.ENDED, round_id)
+    yield event(provider_round.WIN_PAID, round_id, NOON + datetime.timedelta(days=1),
+                amount_cents=late)  # fmt: skip
+
+
+def test_a_late_win_moves_the_intervals_moments_as_if_it_had_come_before_the_end() -> None:
+    """Over both days, the round counts as one of stake 1,000 returning 700 + 500: the
+    sums of squares the RTP interval reads (rules.md 7) included, whatever the batches."""
+    played = [*slot_round("s1", 1_000, 700, 500), *slot_round("s2", 300, 0, 90)]
+    for batch in (1, 2, 3, 1_000):
+        cursor = feed(iter(played), batch=batch)
+        cursor.execute(
+            "SELECT SUM(rounds), SUM(stakes_cents), SUM(returns_cents), SUM(return_squares),"
+            " SUM(return_stakes), SUM(stake_squares) FROM revenue_daily"
+        )
+        assert cursor.fetchone() == (
+            2,
+            1_300,
+            1_290,
+            1_200**2 + 90**2,
+            1_000 * 1_200 + 300 * 90,
+            1_000**2 + 300**2,
+        )
+        cursor.execute("SELECT day, returns_cents FROM revenue_daily ORDER BY day")
+        assert cursor.fetchall() == [("2026-02-15", 700), ("2026-02-16", 590)]
