@@ -48,10 +48,11 @@ def expire(unit: Unit, now: datetime.datetime, player_id: str, bonus_id: str) ->
     return True
 
 
-def end_expired(unit: Unit, now: datetime.datetime, wallet: Wallet) -> Wallet:
-    """Before a stake or a settlement: every bonus of the wallet whose expiry has come
-    by `now` ends in this save, as the worker would have ended it (rules.md 9).
-    Returns the wallet."""
+def wallet_at(unit: Unit, now: datetime.datetime, player_id: str, mode: str) -> Wallet:
+    """The wallet a stake, a return or a settlement moves money in: every bonus of it
+    whose expiry has come by `now` ends first, in this save, as the worker would have
+    ended it (rules.md 9), so no command stakes or credits a bonus past its expiry."""
+    wallet = load_wallet(unit, player_id, mode)
     for bonus_id in wallet.end_expired_bonuses(now):
         record(unit, now, BONUS_EXPIRED, _details(wallet.player_id, wallet.bonus(bonus_id)))
     return wallet

@@ -11,7 +11,7 @@ import datetime
 
 from domain.baccarat import rules
 from domain.bonus import baccarat_wagered
-from domain.bonus_steps import end_expired
+from domain.bonus_steps import wallet_at
 from domain.tables.coup import OPEN, Coup
 from domain.unit import Unit
 from domain.wallet import CASINO_BANK, load_wallet
@@ -21,7 +21,7 @@ def settle_house(unit: Unit, round_: Coup, now: datetime.datetime) -> None:
     """The casino is the bank: the player's result posts against casino:bank (a bonus
     past its expiry by `now` ended first)."""
     assert round_.player_id is not None
-    wallet = end_expired(unit, now, load_wallet(unit, round_.player_id, round_.mode))
+    wallet = wallet_at(unit, now, round_.player_id, round_.mode)
     wagered = baccarat_wagered(round_.bets.get(round_.player_id, {}), round_.outcome)
     shares = wallet.settle(round_.round_id, _player_net(round_), CASINO_BANK, wagered)
     if shares is not None:

@@ -13,7 +13,7 @@ from domain.baccarat import p2p_steps
 from domain.baccarat.odds import chance_any_wins
 from domain.baccarat.settle import settle_house, settle_p2p, void_round
 from domain.bonus import is_surebet
-from domain.bonus_steps import end_expired
+from domain.bonus_steps import wallet_at
 from domain.settings import GameSettings
 from domain.shoe import draw_seed
 from domain.tables.coup import OPEN, Coup
@@ -55,7 +55,7 @@ def place_bet(
     round_.place_bet(rules_of(round_.variant), player_id, spot, amount_cents)
     house = round_.variant != P2P  # bonus money is staked only where the house banks
     surebet = is_surebet(chance_any_wins(round_.bets[player_id], round_.decks))
-    wallet = end_expired(unit, now, load_wallet(unit, player_id, round_.mode))
+    wallet = wallet_at(unit, now, player_id, round_.mode)
     spot_cents = round_.bets[player_id][spot]  # the maximum stake bounds the spot's whole stake
     wallet.hold(round_.round_id, amount_cents, house, house and surebet, spot_cents)
 

@@ -27,7 +27,7 @@ from domain.blackjack.play import DOUBLE
 from domain.blackjack.round import IN_PLAY, OPEN, SETTLED_STATUS, BlackjackRound
 from domain.blackjack.settlement import RULESETS, wagered_cents
 from domain.bonus import is_surebet
-from domain.bonus_steps import end_expired
+from domain.bonus_steps import wallet_at
 from domain.errors import BetsAlreadyPlaced, NoBets, NoPreviousBets
 from domain.player import load_player
 from domain.settings import BlackjackSettings
@@ -155,7 +155,7 @@ def settle_if_over(unit: Unit, round_: BlackjackRound, now: datetime.datetime) -
     """The casino is the bank: the round's result posts against casino:bank, once (a
     bonus past its expiry by `now` ended first)."""
     if round_.status == SETTLED_STATUS:
-        wallet = end_expired(unit, now, _wallet(unit, round_))
+        wallet = wallet_at(unit, now, round_.player_id, round_.mode)
         # What it counts towards a bonus, only where one was active at its stakes.
         under_bonus = round_.round_id in wallet.bonus_rounds
         wagered = wagered_cents(round_.state, RULESETS[round_.ruleset]) if under_bonus else 0
@@ -184,7 +184,7 @@ def _hold(
     of the time (`odds.chance_any_wins`, rules.md 9)."""
     insured = round_.play is not None  # after the deal, insurance may be in play
     surebet = is_surebet(chance_any_wins(len(round_.bets), insured))
-    wallet = end_expired(unit, now, _wallet(unit, round_))
+    wallet = wallet_at(unit, now, round_.player_id, round_.mode)
     wallet.hold(round_.round_id, amount_cents, True, surebet, spot_cents)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from domain.bonus import Split
-from domain.bonus_steps import end_expired
+from domain.bonus_steps import wallet_at
 from domain.errors import (
     DuplicateTransaction,
     InvalidToken,
@@ -147,7 +147,7 @@ def bet(
         raise DuplicateTransaction(f"transaction {transaction_id} was already used")
     round_ = _round(unit, session, round_ref, game_id, now)
     round_.check_bet(transaction_id, now, settings.round_seconds)
-    wallet = end_expired(unit, now, load_wallet(unit, session.player_id, session.mode))
+    wallet = wallet_at(unit, now, session.player_id, session.mode)
     allowed = session.bonus_allowed
     under = allowed and round_.takes_bonus(wallet.active_bonus_id)
     bonus_id = wallet.active_bonus_id if under else None
@@ -186,7 +186,7 @@ def win(
         # so that the late win does not bring it back to life for bets and rollbacks.
         _end(unit, round_, now, INACTIVE)
     round_.pay_win(transaction_id, amount_cents, bet_transaction_id, now)
-    wallet = end_expired(unit, now, load_wallet(unit, session.player_id, session.mode))
+    wallet = wallet_at(unit, now, session.player_id, session.mode)
     account, share = games_account(provider_id), round_.win_split(amount_cents)
     wallet.credit(
         round_.round_id, transaction_id, "win", amount_cents, account,
@@ -221,7 +221,7 @@ def rollback(
         round_ = unit.get(ProviderRound, _uuid_of(bet_.round_id), _missing_round)
         given = round_.roll_back(transaction_id, bet_transaction_id, now, settings.round_seconds)
         bet_.roll_back(transaction_id)
-        wallet = end_expired(unit, now, load_wallet(unit, bet_.player_id, round_.mode))
+        wallet = wallet_at(unit, now, bet_.player_id, round_.mode)
         account, cents = games_account(provider_id), given.cash_cents + given.bonus_cents
         wallet.credit(
             round_.round_id, transaction_id, "rollback", cents, account,
@@ -258,7 +258,7 @@ def _end(unit: Unit, round_: ProviderRound, now: datetime.datetime, reason: str)
     first = round_.status == OPEN
     ended = round_.end(now, reason)
     if first and ended and round_.bonus_id is not None:
-        wallet = end_expired(unit, now, load_wallet(unit, round_.player_id, round_.mode))
+        wallet = wallet_at(unit, now, round_.player_id, round_.mode)
         wallet.count_wagering(round_.round_id, round_.bonus_id, round_.wagered_cents)
     return ended
 

@@ -15,7 +15,7 @@ import datetime
 from domain.baccarat.odds import chance_any_wins
 from domain.baccarat.rules import points_for_stake
 from domain.bonus import baccarat_wagered, is_surebet
-from domain.bonus_steps import end_expired
+from domain.bonus_steps import wallet_at
 from domain.errors import InvalidLimits, NoBank
 from domain.money import CENTS_PER_DOLLAR, format_cents
 from domain.player import Player, load_player
@@ -122,7 +122,7 @@ def place_bet(
     coup.place_bet(rules_of(coup.variant), player_id, spot, amount_cents, table.seat_of(player_id))
     house = coup.banker_id is None  # American tables; a player's bank takes cash only
     surebet = house and is_surebet(chance_any_wins(coup.bets[player_id], coup.decks))
-    wallet = end_expired(unit, now, load_wallet(unit, player_id, coup.mode))
+    wallet = wallet_at(unit, now, player_id, coup.mode)
     spot_cents = coup.bets[player_id][spot]  # the maximum stake bounds the spot's whole stake
     wallet.hold(coup.round_id, amount_cents, house=house, surebet=surebet, spot_cents=spot_cents)
 
@@ -235,7 +235,7 @@ def _settle_against_the_house(unit: Unit, coup: Coup, now: datetime.datetime) ->
     move in baccarat against the house)."""
     nets = coup.nets()
     for player_id in sorted(coup.bets):
-        wallet = end_expired(unit, now, load_wallet(unit, player_id, coup.mode))
+        wallet = wallet_at(unit, now, player_id, coup.mode)
         wagered = baccarat_wagered(coup.bets[player_id], coup.outcome)
         shares = wallet.settle(coup.round_id, nets[player_id], CASINO_BANK, wagered)
         if shares is not None:
