@@ -195,9 +195,14 @@ def tenant_apps(tenants: dict[str, Any]) -> Any:
     """One app per tenant, over its own store, behind the key that chooses it."""
     from infra.http.app import create_app
     from infra.http.tenants import DuplicateKey, TenantApps
+    from infra.store import reach
+    from infra.store.faults import StoreNotOpened, is_store_fault
     from infra.tenants import load_tenants
 
     def opener(name: str, tenant: Any) -> Any:
+        problem = reach.unreachable(tenant.settings.database_url)
+        if problem is not None:  # its database down: a fault, tried again (TenantApps)
+            raise StoreNotOpened(problem)
         store = open_configured_store(
             tenant.settings, sealed=True, serving=True, name=f"casino-serve-{name}"
         )
@@ -206,13 +211,25 @@ def tenant_apps(tenants: dict[str, Any]) -> Any:
     base = cli_store.base_settings_or_exit()
     listed = Path(base.tenants.strip())
     directory = None if base.tenants.strip().startswith("{") else listed  # a file: watched
+    apps, waiting = {}, {}
+    for name, tenant in tenants.items():
+        try:
+            apps[name] = opener(name, tenant)
+        except Exception as error:
+            # One brand's database down must not keep the others shut: it is tried again
+            # in the background, its requests answered 503 until it opens. Anything else
+            # (a wrong setting, a log changed behind the service's back) stops the start.
+            if not is_store_fault(error):
+                raise
+            why = type(error).__name__
+            log = get_logger("casino.serve")
+            log.error("tenant_not_opened", tenant=name, error=why, detail=str(error)[:300])
+            waiting[name] = (tenant, why)
     try:
         return TenantApps(
-            {name: opener(name, tenant) for name, tenant in tenants.items()},
-            directory=directory,
-            reload=lambda: load_tenants(base),
+            apps, waiting=waiting, directory=directory, reload=lambda: load_tenants(base),
             opener=opener,
-        )
+        )  # fmt: skip
     except DuplicateKey as error:
         typer.echo(f"configuration error: CASINO_TENANTS: {error}", err=True)
         raise typer.Exit(USAGE_ERROR) from None

@@ -17,7 +17,11 @@ nothing one tenant's app holds is reachable from another's. `TenantApps` only ch
   goes to the first tenant's app, which answers it as it would any caller without
   a known key (401, or the page);
 - a tenant fenced while it moves (`casino tenants move`) answers its commands 503
-  `tenant_moving` with `Retry-After` (infra/tenant_move.py); its reads go on.
+  `tenant_moving` with `Retry-After` (infra/tenant_move.py); its reads go on;
+- a tenant whose store could not be opened at start-up (its database down, say)
+  does not stop the others: its requests are answered 503 `store_unavailable` with
+  `Retry-After`, readiness names it, and it is opened again every
+  `TENANT_RETRY_SECONDS` until it opens, then served like the rest.
 
 The key is looked up by its SHA-256 digest, so the lookup's time tells nothing of
 the keys configured.
@@ -50,6 +54,7 @@ from infra.http.responses import FastJSONResponse
 from infra.http.routes.health import CRITICAL, NO_ANSWER, Check, readiness, within_budget
 from infra.logs import get_logger
 from infra.metrics import CONTENT_TYPE, tenants_exposition
+from infra.store.faults import StoreNotOpened, is_store_fault
 from infra.tenant_move import DIRECTORY_POLL_SECONDS
 from infra.tenants import Tenant
 
@@ -58,6 +63,7 @@ WALLET_CALLS = "/v1/wallet/"  # a provider's calls: /v1/wallet/{provider_id}/...
 PROVIDERS_KEPT_MAX = 10_000  # providers whose tenant is kept, by id (and ids unknown)
 UNKNOWN_KEPT_SECONDS = 1.0
 FENCE_SECONDS_MAX = 30.0  # a fence never outlives this, whoever forgot to lift it
+TENANT_RETRY_SECONDS = 5.0  # a tenant not opened at start-up is tried again this often
 log = get_logger("casino.tenants")
 
 
@@ -79,21 +85,27 @@ class TenantApps:
         self,
         apps: dict[str, FastAPI],
         *,
+        waiting: dict[str, tuple[Tenant, str]] | None = None,
         directory: Path | None = None,
         reload: Callable[[], dict[str, Tenant]] | None = None,
         opener: Opener | None = None,
     ) -> None:
-        if not apps:
+        """`waiting`: tenants whose store could not be opened yet, each with why; they
+        are opened again in the background (with `opener`) until they open."""
+        self.waiting = dict(waiting or {})
+        if not apps and not self.waiting:
             raise ValueError("no tenant")
         self.apps = apps
         self.directory, self.reload, self.opener = directory, reload, opener
         self._places = {name: _place(app.state.settings) for name, app in apps.items()}
         self._stacks: dict[str, AsyncExitStack] = {}
         self._switching: set[str] = set()  # tenants being opened at their new place
-        self.front = next(iter(apps.values()))
+        self.front = next(iter(apps.values()), None)
         self._by_digest: dict[bytes, str] = {}
-        for name, app in apps.items():
-            for key in app.state.api_keys:
+        keys = {name: list(app.state.api_keys) for name, app in apps.items()}
+        keys |= {name: list(tenant.settings.keys()) for name, (tenant, _) in self.waiting.items()}
+        for name, listed in keys.items():
+            for key in listed:
                 other = self._by_digest.setdefault(_digest(key), name)
                 if other != name:
                     raise DuplicateKey(f"tenants {other} and {name} share an API key")
@@ -122,7 +134,9 @@ class TenantApps:
         if time.monotonic() - self._unknown.get(provider_id, -math.inf) < UNKNOWN_KEPT_SECONDS:
             return None
         failed: Exception | None = None
-        for name, app in self.apps.items():
+        if self.waiting:  # a tenant not open may hold it: not known to be nobody's
+            failed = StoreNotOpened(f"tenants not open yet: {', '.join(sorted(self.waiting))}")
+        for name, app in list(self.apps.items()):
             try:
                 app.state.store.app.provider(provider_id)
             except DomainError:
@@ -184,8 +198,11 @@ class TenantApps:
                 refusal.headers["Retry-After"] = "1"
                 await refusal(scope, receive, send)
                 return
-        if tenant is None:
+        if tenant is None and self.front is not None:
             await self.front(scope, receive, send)
+            return
+        if tenant is None or tenant in self.waiting:
+            await self._not_open(tenant)(scope, receive, send)
             return
         with structlog.contextvars.bound_contextvars(tenant=tenant):
             fenced = self._fenced_for(tenant)
@@ -201,6 +218,17 @@ class TenantApps:
                 return
             await self.apps[tenant](scope, receive, send)
 
+    def _not_open(self, tenant: str | None) -> Response:
+        """The answer for a tenant whose store is not open yet (or, with none open at
+        all, for a request that names no tenant)."""
+        why = "no tenant's store is open yet" if tenant is None else (
+            f"the tenant's store could not be opened yet ({self.waiting[tenant][1]}); "
+            "it is tried again every few seconds"
+        )  # fmt: skip
+        refusal = problem_response(503, "store_unavailable", f"{why}; nothing was done, retry")
+        refusal.headers["Retry-After"] = str(math.ceil(TENANT_RETRY_SECONDS))
+        return refusal
+
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """Every tenant's app started (its workers, its start-up event) and stopped."""
         await receive()  # lifespan.startup
@@ -211,15 +239,44 @@ class TenantApps:
             await self._stop_all()
             await send({"type": "lifespan.startup.failed", "message": repr(error)[:500]})
             return
-        watching = None
+        tasks = []
         if self.directory is not None and self.reload and self.opener:
-            watching = asyncio.create_task(self._watch(self.directory))
+            tasks.append(asyncio.create_task(self._watch(self.directory)))
+        if self.waiting and self.opener:
+            tasks.append(asyncio.create_task(self._open_waiting()))
         await send({"type": "lifespan.startup.complete"})
         await receive()  # lifespan.shutdown
-        if watching is not None:
-            watching.cancel()
+        for task in tasks:
+            task.cancel()
         await self._stop_all()
         await send({"type": "lifespan.shutdown.complete"})
+
+    async def _open_waiting(self) -> None:
+        """Try each tenant not open yet again, every TENANT_RETRY_SECONDS, until all are."""
+        assert self.opener is not None
+        while self.waiting:
+            await asyncio.sleep(TENANT_RETRY_SECONDS)
+            for name, (tenant, _) in list(self.waiting.items()):
+                with structlog.contextvars.bound_contextvars(tenant=name):
+                    try:
+                        app = await run_in_threadpool(self.opener, name, tenant)
+                        await self._start(name, app)
+                    except Exception as error:  # a fault, or worse: it stays refused
+                        self.waiting[name] = (tenant, _why(error))
+                        level = log.warning if is_store_fault(error) else log.error
+                        level("tenant_not_opened", error=_why(error), detail=_first_line(error))
+                        continue
+                    self._opened(name, app)
+                    log.info("tenant_opened", store=tenant.location)
+
+    def _opened(self, name: str, app: FastAPI) -> None:
+        app.state.provider_elsewhere = self._elsewhere(name)
+        self._places[name] = _place(app.state.settings)
+        self.apps[name] = app
+        self.waiting.pop(name, None)
+        self._unknown.clear()  # a provider id not found before may be this tenant's
+        if self.front is None:
+            self.front = app
 
     async def _start(self, name: str, app: FastAPI) -> None:
         stack = AsyncExitStack()
@@ -287,15 +344,18 @@ class TenantApps:
 
     async def _ready(self) -> FastJSONResponse:
         """200 while at least one tenant can save; each tenant's checks, named."""
+        apps = dict(self.apps)  # a tenant opened meanwhile is listed next time
         answers = await asyncio.gather(
-            *(self._tenant_checks(name, app) for name, app in self.apps.items())
+            *(self._tenant_checks(name, app) for name, app in apps.items())
         )
         listed: list[dict[str, Any]] = []
         serving = []
-        for name, checks in zip(self.apps, answers, strict=True):
+        for name, checks in zip(apps, answers, strict=True):
             listed += [{"name": f"{name}/{c.name}", "ok": c.ok, "detail": c.detail} for c in checks]
             if not any(not c.ok and c.name in CRITICAL for c in checks):
                 serving.append(name)
+        for name, (_, why) in self.waiting.items():
+            listed.append({"name": f"{name}/store", "ok": False, "detail": f"not opened: {why}"})
         failing = [c for c in listed if not c["ok"]]
         if not serving:
             detail = "; ".join(f"{c['name']}: {c['detail']}" for c in failing if _critical(c))
@@ -327,6 +387,17 @@ def _readiness(tenant: str, app: FastAPI) -> list[Check]:
 
 def _critical(check: dict[str, Any]) -> bool:
     return str(check["name"]).rsplit("/", 1)[-1] in CRITICAL
+
+
+def _why(error: BaseException) -> str:
+    """An error's class alone, for readiness and a refusal, which anyone may read: its
+    message names hosts and ports (the log line has it)."""
+    return type(error).__name__
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error)
+    return text.splitlines()[0][:300] if text else ""
 
 
 def _digest(key: str) -> bytes:

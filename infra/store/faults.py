@@ -55,6 +55,11 @@ class StoreDeadline(Exception):
     library's OperationalErrors on purpose: its read retries must not try again."""
 
 
+class StoreNotOpened(StoreDeadline):
+    """A store the process could not open yet (a tenant's, at start-up): it is tried
+    again in the background, and until then asked nothing (infra/http/tenants.py)."""
+
+
 # The drivers' faults of the connection or the server. psycopg's OperationalError
 # covers a terminated backend (57P01), a canceled statement (statement_timeout,
 # 57014), a lock not available (lock_timeout, 55P03), too many connections, a server

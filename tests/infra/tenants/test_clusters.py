@@ -13,7 +13,10 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from infra.cli import app as casino
-from tests.conftest import POSTGRES_URL
+from infra.cli import tenant_apps
+from infra.cli.store import tenants_or_exit
+from infra.http import tenants as http_tenants
+from tests.conftest import POSTGRES_URL, eventually
 from tests.faults.cluster import Cluster
 from tests.infra.tenants.conftest import (
     Brand,
@@ -127,3 +130,37 @@ def test_a_providers_calls_go_on_while_another_tenants_cluster_is_down(
         assert (nobody.status_code, nobody.json()["code"]) == (503, "store_unavailable")
         assert nobody.headers["Retry-After"] == "1"
     start(second_cluster)
+
+
+def test_a_tenant_whose_cluster_is_down_at_start_waits_while_the_others_serve(
+    spread: dict[str, Brand], second_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One brand's database down when the process starts keeps that brand shut, not
+    the process: its requests are 503 until it opens, in the background, by itself."""
+    alpha, beta = spread["alpha"], spread["beta"]
+    monkeypatch.setenv("CASINO_TENANTS", directory_of(spread))
+    monkeypatch.setattr(http_tenants, "TENANT_RETRY_SECONDS", 0.2)
+    stop(second_cluster)
+    served = tenant_apps(tenants_or_exit())
+    assert list(served.apps) == ["alpha"] and list(served.waiting) == ["beta"]
+    player = {"player_id": "alice", "display_name": "Alice"}
+    with TestClient(served) as client:
+        assert client.post("/v1/players", json=player, headers=alpha.headers()).status_code == 201
+        refused = client.post("/v1/players", json=player, headers=beta.headers(key="beta-1"))
+        assert (refused.status_code, refused.json()["code"]) == (503, "store_unavailable")
+        assert refused.headers["Retry-After"] == "1"
+        ready = client.get("/v1/health/ready")
+        assert (ready.status_code, ready.json()["status"]) == (200, "degraded")
+        failing = {c["name"]: c["detail"] for c in ready.json()["checks"] if not c["ok"]}
+        assert failing["beta/store"] == "not opened: StoreNotOpened"
+        assert "alpha/store" not in failing
+        start(second_cluster)
+
+        def registered() -> int:
+            sent = client.post("/v1/players", json=player, headers=beta.headers(key="beta-1"))
+            return sent.status_code
+
+        assert eventually(registered, lambda status: status == 201, seconds=60) == 201
+        assert client.get("/v1/players/alice", headers=beta.headers()).status_code == 200
+        assert client.get("/v1/health/ready").json()["status"] in ("ready", "degraded")
+        assert "beta" in served.apps and not served.waiting
