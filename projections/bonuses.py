@@ -16,8 +16,9 @@ from typing import Any
 
 from domain import wallet
 from domain.bonus import EXPIRED
+from domain.providers import round as provider_round
 from projections.balances import Owners
-from projections.base import Cursor, add_to_rows, delete_rows, insert_rows, rows
+from projections.base import Cursor, add_to_rows, chunks, delete_rows, insert_rows, rows
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bonuses_running (
@@ -33,6 +34,13 @@ CREATE TABLE IF NOT EXISTS bonus_round_results (
     converted_cents BIGINT NOT NULL,
     PRIMARY KEY (round_id, day)
 );
+CREATE TABLE IF NOT EXISTS bonus_external_rounds (
+    round_id TEXT PRIMARY KEY,
+    staked_cents BIGINT NOT NULL,
+    returned_cents BIGINT NOT NULL,
+    converted_cents BIGINT NOT NULL,
+    ended INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS bonus_daily (
     day TEXT PRIMARY KEY,
     granted_cents BIGINT NOT NULL,
@@ -46,6 +54,7 @@ CREATE TABLE IF NOT EXISTS bonus_daily (
 TABLES = {
     "bonuses_running": ("bonus_id",),
     "bonus_round_results": ("round_id", "day"),
+    "bonus_external_rounds": ("round_id",),
     "bonus_daily": ("day",),
 }
 ROUND_SUMS = ("staked_cents", "returned_cents", "converted_cents")
@@ -54,8 +63,11 @@ SUMS = ("granted_cents", "converted_cents", "forfeited_cents", "expired_cents",
 TOPICS = (wallet.BONUS_GRANTED, wallet.BONUS_SETTLED, wallet.BONUS_CONVERTED,
           wallet.BONUS_FORFEITED, wallet.BONUS_EXPIRED, wallet.ENDED_BONUS_RELEASED,
           wallet.STAKE_TAKEN, wallet.CREDITED)  # fmt: skip
-# A third-party game's bet, win and rollback (rules.md 10) move bonus money at once.
+# A third-party game's bet, win and rollback (rules.md 10) move bonus money at once;
+# the revenue report counts its round on the day it ends (projections/revenue.py), a
+# win after that on its own day, and so does the round's bonus part here.
 _THIRD_PARTY = (wallet.STAKE_TAKEN, wallet.CREDITED)
+EXTERNAL_COLUMNS = ("round_id", "staked_cents", "returned_cents", "converted_cents", "ended")
 _ENDS = (wallet.BONUS_CONVERTED, wallet.BONUS_FORFEITED, wallet.BONUS_EXPIRED)
 GRANTED, CONVERTED, FORFEITED, EXPIRED_COLUMN, OUTSTANDING = range(5)
 
@@ -68,13 +80,18 @@ class Bonuses:
         # (round, day) -> bonus staked, returned and converted: the revenue report's
         # bonus figures, by the round's game (joined with the round index when read).
         self.rounds: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0, 0, 0])
+        # Providers' rounds' bonus moves and ends, in log order, followed at the flush.
+        self.external: list[Any] = []
 
     @staticmethod
     def wants(topic: str) -> bool:
-        return topic in TOPICS
+        return topic in TOPICS or topic == provider_round.ENDED
 
     def apply(self, event: Any, position: int) -> None:
         topic = wallet.topic_of(event)
+        if topic == provider_round.ENDED:
+            self.external.append(event)
+            return
         if topic not in TOPICS:
             return
         if topic in _THIRD_PARTY:
@@ -117,21 +134,48 @@ class Bonuses:
         bonus = int(getattr(event, "bonus_cents", 0))
         if not bonus:
             return
-        day = event.timestamp.date().isoformat()
-        sums, result = self.days[(day,)], self.rounds[(event.round_id, day)]
+        sums = self.days[(event.timestamp.date().isoformat(),)]
         sums[OUTSTANDING] += sum(
             cents for account, cents in event.postings if account.startswith("bonus:")
         )
+        self.external.append(event)  # its round's result: at the flush
         if topic == wallet.STAKE_TAKEN:
-            result[0] += bonus
             return
         to_house = sum(cents for account, cents in event.postings if account == "casino:bonus")
         sums[CONVERTED] += event.to_cash_cents
         sums[EXPIRED_COLUMN if event.bonus_status == EXPIRED else FORFEITED] += to_house
-        result[1] += bonus
-        result[2] += event.to_cash_cents
+
+    def _follow_external(self, cursor: Cursor) -> None:
+        """Each provider's round's bonus staked (bets less rollbacks, as the revenue
+        report counts its stakes), returned and converted, kept until the round ends
+        and counted on that day; a move after its end, on its own day."""
+        kept = _external_rounds(cursor, {_round_of(event) for event in self.external})
+        for event in self.external:
+            round_id, day = _round_of(event), event.timestamp.date().isoformat()
+            found = kept.get(round_id)
+            if wallet.topic_of(event) == provider_round.ENDED:
+                if found is not None and not found[3]:  # its first end, with bonus in it
+                    self._count(round_id, day, found[:3])
+                    kept[round_id] = [0, 0, 0, 1]
+                continue
+            found = kept.setdefault(round_id, [0, 0, 0, 0])
+            moved = _bonus_moved(event)
+            if found[3]:
+                self._count(round_id, day, moved)
+            else:
+                found[:3] = [a + b for a, b in zip(found[:3], moved, strict=True)]
+        rows_kept = [(round_id, *values) for round_id, values in kept.items()]
+        updated = ", ".join(f"{c} = excluded.{c}" for c in EXTERNAL_COLUMNS[1:])
+        insert_rows(cursor, "bonus_external_rounds", EXTERNAL_COLUMNS, rows_kept,
+                    f"ON CONFLICT (round_id) DO UPDATE SET {updated}")  # fmt: skip
+        self.external = []
+
+    def _count(self, round_id: str, day: str, amounts: list[int]) -> None:
+        result = self.rounds[(round_id, day)]
+        result[:] = [a + b for a, b in zip(result, amounts, strict=True)]
 
     def flush(self, cursor: Cursor) -> None:
+        self._follow_external(cursor)
         if self.running:
             delete_rows(cursor, "bonuses_running", "bonus_id", sorted(self.running))
         insert_rows(
@@ -142,6 +186,37 @@ class Bonuses:
         )
         add_to_rows(cursor, "bonus_daily", ("day",), SUMS, self.days)
         add_to_rows(cursor, "bonus_round_results", ("round_id", "day"), ROUND_SUMS, self.rounds)
+
+
+def _round_of(event: Any) -> str:
+    """The provider's round a wallet's move or a round's end is of."""
+    if wallet.topic_of(event) == provider_round.ENDED:
+        return str(event.originator_id)
+    return str(event.round_id)
+
+
+def _bonus_moved(event: Any) -> list[int]:
+    """A provider's call's bonus part: staked (a rollback takes its bet's back off the
+    stake), returned, and of it converted to cash."""
+    bonus = int(event.bonus_cents)
+    if wallet.topic_of(event) == wallet.STAKE_TAKEN:
+        return [bonus, 0, 0]
+    if event.kind == "rollback":
+        return [-bonus, 0, event.to_cash_cents]
+    return [0, bonus, event.to_cash_cents]
+
+
+def _external_rounds(cursor: Cursor, round_ids: set[str]) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for chunk in chunks(sorted(round_ids)):
+        for round_id, *values in rows(
+            cursor,
+            f"SELECT {', '.join(EXTERNAL_COLUMNS)} FROM bonus_external_rounds"
+            f" WHERE round_id IN ({', '.join('?' * len(chunk))})",
+            chunk,
+        ):
+            found[str(round_id)] = [int(value) for value in values]
+    return found
 
 
 def revenue_rows(

@@ -45,7 +45,8 @@ from projections.failure import ProjectionFailed
 # @10: bonus money per day, and the bonuses still running (rules.md 9); providers'
 # rounds and calls (rules.md 10), in the round index, trail, revenue and game history.
 # @11: a provider's round keeps what it was counted with, so a late win moves the
-# return-to-player interval's moments as well as the returns.
+# return-to-player interval's moments as well as the returns; its bonus part counts on
+# the day it ends, a rollback's off its stake (as its cash part in revenue.py).
 NAME = "read_models@11"
 BATCH_SIZE = 1000
 SCHEMA = """

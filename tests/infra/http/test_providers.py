@@ -594,6 +594,21 @@ def test_a_rollback_gives_back_each_part_where_it_came_from(
     assert verify(store, None, lambda _: None).problems == []
 
 
+def test_the_revenue_report_splits_a_providers_round_as_the_wallet_moved_it(
+    client: TestClient, bonus_token: str, api: Api
+) -> None:
+    provider = ProviderClient(client, "bonusy")
+    provider.bet(bonus_token, "b1", "r1", "60.00")  # 20.00 cash, 40.00 bonus
+    provider.bet(bonus_token, "b2", "r1", "10.00")  # all bonus, then taken back
+    provider.rollback(bonus_token, "x2", "b2")
+    provider.win(bonus_token, "w1", "r1", "30.00")  # 10.00 cash, 20.00 to the bonus
+    provider.end_round(bonus_token, "r1")
+    revenue = api.get("/v1/reports/revenue?mode=real", headers=OPERATOR).json()
+    [row] = revenue["rows"]
+    figures = [row[k] for k in ("stakes", "bonus_stakes", "returns", "bonus_returns", "ggr")]
+    assert figures == ["20.00", "40.00", "10.00", "20.00", "10.00"]
+
+
 def test_a_bonus_forfeited_before_the_rollback_sends_its_part_to_casino_bonus(
     client: TestClient, bonus_token: str, api: Api, store: Store
 ) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from domain.money import format_cents, parse_limit
 from domain.rtp import EXTERNAL, Rules, Tally, figures
 from infra.audit.verify import verify
 from infra.store.store import Store
@@ -80,6 +81,23 @@ def interval_of_rounds(variant: str) -> dict[str, str] | None:
     return None if interval is None else {"low": str(interval[0]), "high": str(interval[1])}
 
 
+def rollback_counted_once(revenue: dict[str, Any]) -> dict[str, Any]:
+    """Stop 44's revenue answer as today's code gives it. Then, the $5.00 bet of bonus
+    money bonusy rolled back (ab2) was counted among the bonus stakes and the bonus
+    returns, where the round's stakes had it taken off already: cash showed $5.00 too
+    little staked and returned, bonus $5.00 too much (ggr and ngr were right). Now a
+    rollback comes off the bonus stake as it comes off the stake: bonusy's cash is
+    43.00 staked and 20.00 returned, its bonus 20.00 and 10.00, as the wallet moved."""
+    moved = {"stakes": 500, "returns": 500, "bonus_stakes": -500, "bonus_returns": -500}
+
+    def fixed(row: dict[str, Any]) -> dict[str, Any]:
+        return {**row, **{k: format_cents(parse_limit(row[k]) + c) for k, c in moved.items()}}
+
+    rows = [fixed(r) if r.get("variant") == "bonusy" else r for r in revenue["rows"]]
+    totals = {period: fixed(total) for period, total in revenue["totals"].items()}
+    return {**revenue, "rows": rows, "totals": totals}
+
+
 def test_the_old_store_verifies(old_store: Store) -> None:
     report = verify(old_store, None, lambda _: None, public_key=SEAL_KEY.public_key())
     assert (report.problems, report.events) == ([], MANIFEST["events"])
@@ -131,7 +149,7 @@ def test_wallets_bonuses_rounds_and_reports_answer_as_they_did(old_store: Store)
             for round_id, then in MANIFEST[seen].items():
                 assert as_then(read(api, f"/v1/rounds/{round_id}", SERVICE), then) == then
         revenue = read(api, f"/v1/reports/revenue?mode=real&{PERIOD}")
-        assert as_then(revenue, MANIFEST["revenue"]) == MANIFEST["revenue"]
+        assert as_then(revenue, MANIFEST["revenue"]) == rollback_counted_once(MANIFEST["revenue"])
         for variant, then in MANIFEST["rtp"].items():
             rtp = read(api, f"/v1/reports/rtp?game=external&mode=real&{PERIOD}{variant}")
             # The interval alone may differ: see interval_of_rounds.
