@@ -490,46 +490,29 @@ class CasinoApplication(CasinoQueries):
 
     @command
     def provider_bet(
-        self,
-        unit: Unit,
-        provider_id: str,
-        token: str,
-        transaction_id: str,
-        round_ref: str,
-        game_id: str,
-        amount_cents: int,
+        self, unit: Unit, call: providers.Call, round_ref: str, game_id: str, amount_cents: int
     ) -> providers.WalletCall:
         settings, now = self.games.providers, self.clock()
-        return providers.bet(
-            unit, settings, now, provider_id, token, transaction_id, round_ref, game_id,
-            amount_cents,
-        )  # fmt: skip
+        return providers.bet(unit, settings, now, call, round_ref, game_id, amount_cents)
 
     @command
     def provider_win(
         self,
         unit: Unit,
-        provider_id: str,
-        token: str,
-        transaction_id: str,
+        call: providers.Call,
         round_ref: str,
         amount_cents: int,
         bet_transaction_id: str | None = None,
     ) -> providers.WalletCall:
         settings, now = self.games.providers, self.clock()
-        return providers.win(
-            unit, settings, now, provider_id, token, transaction_id, round_ref, amount_cents,
-            bet_transaction_id,
-        )  # fmt: skip
+        return providers.win(unit, settings, now, call, round_ref, amount_cents, bet_transaction_id)
 
     @command
     def provider_rollback(
-        self, unit: Unit, provider_id: str, token: str, transaction_id: str, bet_transaction_id: str
+        self, unit: Unit, call: providers.Call, bet_transaction_id: str
     ) -> providers.WalletCall:
         settings, now = self.games.providers, self.clock()
-        return providers.rollback(
-            unit, settings, now, provider_id, token, transaction_id, bet_transaction_id
-        )
+        return providers.rollback(unit, settings, now, call, bet_transaction_id)
 
     @command
     def provider_end_round(

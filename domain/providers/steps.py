@@ -76,6 +76,16 @@ class WalletCall(ProviderWallet):
 
 
 @dataclass(frozen=True)
+class Call:
+    """A provider's bet, win or rollback as the wallet takes it: the provider, the game
+    session's token, and the provider's transaction id, the call's idempotency key."""
+
+    provider_id: str
+    token: str
+    transaction_id: str
+
+
+@dataclass(frozen=True)
 class OpenedSession:
     token: str
     session: GameSession
@@ -128,14 +138,13 @@ def bet(
     unit: Unit,
     settings: ProviderSettings,
     now: datetime.datetime,
-    provider_id: str,
-    token: str,
-    transaction_id: str,
+    call: Call,
     round_ref: str,
     game_id: str,
     amount_cents: int,
 ) -> WalletCall:
-    session = load_session(unit, provider_id, token)
+    provider_id, transaction_id = call.provider_id, call.transaction_id
+    session = load_session(unit, provider_id, call.token)
     session.check_live(now)
     bet_key = bet_uuid(provider_id, transaction_id)
     # Usually neither exists yet (a slot's spin opens its round): one trip finds so.
@@ -169,15 +178,14 @@ def win(
     unit: Unit,
     settings: ProviderSettings,
     now: datetime.datetime,
-    provider_id: str,
-    token: str,
-    transaction_id: str,
+    call: Call,
     round_ref: str,
     amount_cents: int,
     bet_transaction_id: str | None,
 ) -> WalletCall:
     """Credit a win; an expired session is accepted (a provider retries a win)."""
-    session = load_session(unit, provider_id, token)
+    provider_id, transaction_id = call.provider_id, call.transaction_id
+    session = load_session(unit, provider_id, call.token)
     round_ = unit.find(ProviderRound, _round_key(session, round_ref))
     if round_ is None:
         raise NoBetInRound(f"the player placed no bet in round {round_ref}")
@@ -200,14 +208,13 @@ def rollback(
     unit: Unit,
     settings: ProviderSettings,
     now: datetime.datetime,
-    provider_id: str,
-    token: str,
-    transaction_id: str,
+    call: Call,
     bet_transaction_id: str,
 ) -> WalletCall:
     """Give back exactly what the bet took; a bet never seen is tombstoned, and one
     rolled back already is left as it is."""
-    session = load_session(unit, provider_id, token)
+    provider_id, transaction_id = call.provider_id, call.transaction_id
+    session = load_session(unit, provider_id, call.token)
     bet_ = unit.find(ProviderBet, bet_uuid(provider_id, bet_transaction_id))
     if bet_ is None:
         tombstone = ProviderBet(

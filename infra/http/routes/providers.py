@@ -32,6 +32,7 @@ from domain.errors import (
 )
 from domain.money import parse_limit
 from domain.providers.provider import PROVIDER_ID_PATTERN
+from domain.providers.steps import Call
 from infra.http import answers_providers as a
 from infra.http.auth import REPORT
 from infra.http.bodies import cents_of
@@ -209,8 +210,8 @@ async def bet(body: BetCall, request: Request, call: SignedCall = Depends(signed
     then the active bonus where the provider allows bonus money."""
     amount = cents_of(body.amount)
     return await _keyed(
-        call, app_of(request).provider_bet, bet_view,
-        body.token, body.transaction_id, body.round_id, body.game_id, amount,
+        call, body.token, body.transaction_id, app_of(request).provider_bet, bet_view,
+        body.round_id, body.game_id, amount,
     )  # fmt: skip
 
 
@@ -233,8 +234,8 @@ async def win(body: WinCall, request: Request, call: SignedCall = Depends(signed
     token is accepted: a provider retries a win until it lands."""
     amount = parse_limit(body.amount)  # "0.00" too
     return await _keyed(
-        call, app_of(request).provider_win, call_view,
-        body.token, body.transaction_id, body.round_id, amount, body.bet_transaction_id,
+        call, body.token, body.transaction_id, app_of(request).provider_win, call_view,
+        body.round_id, amount, body.bet_transaction_id,
     )  # fmt: skip
 
 
@@ -254,10 +255,10 @@ async def rollback(
     body: RollbackCall, request: Request, call: SignedCall = Depends(signed_call)
 ) -> Any:
     """Give back what a bet took; a bet never seen leaves a tombstone that refuses it."""
-    rollback = app_of(request).provider_rollback
     return await _keyed(
-        call, rollback, call_view, body.token, body.transaction_id, body.bet_transaction_id
-    )
+        call, body.token, body.transaction_id, app_of(request).provider_rollback, call_view,
+        body.bet_transaction_id,
+    )  # fmt: skip
 
 
 @wallet_router.post(
@@ -275,10 +276,11 @@ async def end_round(
 
 
 async def _keyed(
-    call: SignedCall, bound: Any, view: Any, token: str, transaction_id: str, *args: Any
+    signed: SignedCall, token: str, transaction_id: str, bound: Any, view: Any, *args: Any
 ) -> JSONResponse:
     """Run a provider's call once per transaction id (its receipt in the save that moves
     the money): a repeat gets the first answer, with Idempotent-Replayed."""
-    command = call.command(transaction_id)
-    outcome = await command.run(bound, view, call.provider_id, token, transaction_id, *args)
+    command = signed.command(transaction_id)
+    call = Call(signed.provider_id, token, transaction_id)
+    outcome = await command.run(bound, view, call, *args)
     return command.respond(outcome, 200)

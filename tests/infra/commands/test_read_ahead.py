@@ -11,6 +11,7 @@ import pytest
 
 from domain.errors import TransactionRolledBack
 from domain.providers.round import round_uuid
+from domain.providers.steps import Call
 from infra.store.store import Store
 from tests.conftest import StoreFactory
 
@@ -53,30 +54,30 @@ def test_a_bet_opening_its_round_asks_the_store_once(postgres_stores: StoreFacto
     store = postgres_stores.open()
     token = _session(store)
     reads = _counting_reads(store)
-    store.app.provider_bet("acme", token, "b1", "r1", "slot", 100)
+    store.app.provider_bet(Call("acme", token, "b1"), "r1", "slot", 100)
     assert reads == ["select_newer"]
     reads.clear()
-    store.app.provider_win("acme", token, "w1", "r1", 150)
+    store.app.provider_win(Call("acme", token, "w1"), "r1", 150)
     assert reads == []  # the round as the bet saved it, from the cache
 
 
 def test_a_tombstone_read_ahead_still_refuses_the_late_bet(stores: StoreFactory) -> None:
     store = stores.open()
     token = _session(store)
-    store.app.provider_rollback("acme", token, "r-1", "b-late")
+    store.app.provider_rollback(Call("acme", token, "r-1"), "b-late")
     _forget_cached(store)
     with pytest.raises(TransactionRolledBack):
-        store.app.provider_bet("acme", token, "b-late", "r1", "slot", 100)
+        store.app.provider_bet(Call("acme", token, "b-late"), "r1", "slot", 100)
     assert store.app.wallet("alice", "real").balance_cents == 10_000
 
 
 def test_a_round_read_ahead_takes_the_next_bet(stores: StoreFactory) -> None:
     store = stores.open()
     token = _session(store)
-    store.app.provider_bet("acme", token, "b1", "r1", "slot", 100)
+    store.app.provider_bet(Call("acme", token, "b1"), "r1", "slot", 100)
     _forget_cached(store)
-    store.app.provider_bet("acme", token, "b2", "r1", "slot", 200)
-    store.app.provider_win("acme", token, "w1", "r1", 600)
+    store.app.provider_bet(Call("acme", token, "b2"), "r1", "slot", 200)
+    store.app.provider_win(Call("acme", token, "w1"), "r1", 600)
     round_ = store.app.provider_round(str(round_uuid("acme", "alice", "real", "r1")))
     assert round_ is not None
     assert (round_.staked_cents, round_.won_cents, sorted(round_.bets)) == (300, 600, ["b1", "b2"])
