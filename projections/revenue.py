@@ -72,11 +72,6 @@ CREATE TABLE IF NOT EXISTS revenue_external_rounds (
     variant TEXT NOT NULL,
     spot TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS revenue_external_counted (
-    round_id TEXT PRIMARY KEY,
-    stake_cents BIGINT NOT NULL,
-    return_cents BIGINT NOT NULL
-);
 """
 # Each table with its primary key.
 TABLES = {
@@ -84,7 +79,6 @@ TABLES = {
     "revenue_spots": ("mode", "day", "game", "variant", "decks", "tie_pays", "spot"),
     "revenue_open_rounds": ("round_id",),
     "revenue_external_rounds": ("round_id",),
-    "revenue_external_counted": ("round_id",),
 }
 DAY_KEY = ("mode", "day", "game", "variant")
 DAY_SUMS = ("rounds", "stakes_cents", "returns_cents", "commission_cents", "ggr_cents",
@@ -121,16 +115,11 @@ class OpenRound:
         money[0] += stake_cents
         money[1] += stake_cents + net_cents
 
-    def stake_cents(self) -> int:
-        return sum(stake for stake, _ in self.spots.values())
-
-    def return_cents(self) -> int:
-        return sum(back for _, back in self.spots.values())
-
     def ggr_cents(self) -> int:
         """Gross gaming revenue (rules.md 7): what the house won where it banks, and
         the commission wherever one was charged."""
-        stakes, returns = self.stake_cents(), self.return_cents()
+        stakes = sum(stake for stake, _ in self.spots.values())
+        returns = sum(back for _, back in self.spots.values())
         return self.commission_cents + (stakes - returns if self.house_banked else 0)
 
 
@@ -181,10 +170,8 @@ class Revenue:
         self.ended: set[str] = set()
         self.stored: set[str] = set()  # Rounds read from revenue_open_rounds.
         self.external: list[tuple[str, str, str, str]] = []  # providers' rounds opened
-        # Providers' rounds over, by id: (mode, variant, spot), for a win that comes late;
-        # and what each was counted with, (stake, return), for its moments.
+        # Providers' rounds over, by id: (mode, variant, spot), for a win that comes late.
         self.over: dict[str, tuple[str, str, str]] = {}
-        self.counted: dict[str, tuple[int, int]] = {}
         self.days: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0] * len(DAY_SUMS))
         self.spots: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0, 0])
 
@@ -231,8 +218,6 @@ class Revenue:
         else:
             if topic in SETTLED or topic == provider_round.ENDED:
                 self._count(round_, event.timestamp.date().isoformat())
-            if topic == provider_round.ENDED:
-                self.counted[round_id] = (round_.stake_cents(), round_.return_cents())
             self.ended.add(round_id)
 
     def _late(self, event: Any) -> None:
@@ -248,26 +233,13 @@ class Revenue:
             mode, variant, spot = self.over[round_id]
         key = (mode, event.timestamp.date().isoformat(), EXTERNAL, variant)
         cents = event.amount_cents
-        # Its returns and the house's loss of them; and the moments of the interval moved
-        # from the round's (stake, return) to (stake, return + win): over any period that
-        # holds both days, the round counts as if the win had come before its end.
-        stake, returned = self.counted[round_id]
-        squares, products = 2 * returned * cents + cents * cents, stake * cents
-        late = (0, 0, cents, 0, -cents, squares, products, 0)
+        # Its returns and the house's loss of them; in the interval's moments, a return of
+        # its own on no stake. Not a correction of its round's (stake, return), counted on
+        # the day the round ended: over a period without that day, a correction alone
+        # is no sum of squares and the variance could come out negative (rules.md 7).
+        late = (0, 0, cents, 0, -cents, cents * cents, 0, 0)
         self.days[key] = [a + b for a, b in zip(self.days[key], late, strict=True)]
         self.spots[(*key, 0, 0, spot)][1] += cents
-        self.counted[round_id] = (stake, returned + cents)
-
-    def _load_counted(self, cursor: Cursor, round_ids: set[str]) -> None:
-        """What providers' rounds over were counted with: a win may still land."""
-        for chunk in chunks(sorted(round_ids)):
-            for round_id, stake, returned in rows(
-                cursor,
-                "SELECT round_id, stake_cents, return_cents FROM revenue_external_counted"
-                f" WHERE round_id IN ({', '.join('?' * len(chunk))})",
-                chunk,
-            ):
-                self.counted[str(round_id)] = (int(stake), int(returned))
 
     def _count(self, round_: OpenRound, day: str) -> None:
         rules = round_.rules
@@ -299,7 +271,6 @@ class Revenue:
                 )
                 self.stored.add(str(round_id))
         self._load_over(cursor, round_ids - self.rounds.keys())
-        self._load_counted(cursor, set(self.over))
         missing = round_ids - self.rounds.keys() - self.over.keys()
         assert not missing, f"rounds with events but never opened: {sorted(missing)[:5]}"
 
@@ -327,13 +298,6 @@ class Revenue:
             waiting,
             "ON CONFLICT (round_id) DO UPDATE SET commission_cents = excluded.commission_cents,"
             " spots = excluded.spots",
-        )
-        insert_rows(
-            cursor,
-            "revenue_external_counted",
-            ("round_id", "stake_cents", "return_cents"),
-            [(round_id, *money) for round_id, money in self.counted.items()],
-            "ON CONFLICT (round_id) DO UPDATE SET return_cents = excluded.return_cents",
         )
         gone = sorted(self.ended & self.stored)
         if gone:

@@ -44,9 +44,9 @@ from projections.failure import ProjectionFailed
 # @9: the round trail holds where each event is in the log, not a copy of it.
 # @10: bonus money per day, and the bonuses still running (rules.md 9); providers'
 # rounds and calls (rules.md 10), in the round index, trail, revenue and game history.
-# @11: a provider's round keeps what it was counted with, so a late win moves the
-# return-to-player interval's moments as well as the returns; its bonus part counts on
-# the day it ends, a rollback's off its stake (as its cash part in revenue.py).
+# @11: a provider's late win is in the return-to-player interval's moments too (an
+# observation of its own); a provider's round's bonus part counts on the day it ends, a
+# rollback's off its stake (as its cash part in revenue.py).
 NAME = "read_models@11"
 BATCH_SIZE = 1000
 SCHEMA = """

@@ -186,23 +186,39 @@ def slot_round(round_id: str, stake: int, won: int, late: int) -> Iterator[Any]:
                 amount_cents=late)  # fmt: skip
 
 
-def test_a_late_win_moves_the_intervals_moments_as_if_it_had_come_before_the_end() -> None:
-    """Over both days, the round counts as one of stake 1,000 returning 700 + 500: the
-    sums of squares the RTP interval reads (rules.md 7) included, whatever the batches."""
+def test_a_late_win_is_an_observation_of_its_own_on_its_day() -> None:
+    """In the RTP interval's moments, a win after its round's end is a return on no
+    stake on the day it lands (rules.md 7): every day's moments stay those of real
+    (stake, return) pairs, so no period's variance can come out negative, wherever the
+    batches fall."""
     played = [*slot_round("s1", 1_000, 700, 500), *slot_round("s2", 300, 0, 90)]
     for batch in (1, 2, 3, 1_000):
         cursor = feed(iter(played), batch=batch)
         cursor.execute(
-            "SELECT SUM(rounds), SUM(stakes_cents), SUM(returns_cents), SUM(return_squares),"
-            " SUM(return_stakes), SUM(stake_squares) FROM revenue_daily"
+            "SELECT day, rounds, stakes_cents, returns_cents, return_squares, return_stakes,"
+            " stake_squares FROM revenue_daily ORDER BY day"
         )
-        assert cursor.fetchone() == (
-            2,
-            1_300,
-            1_290,
-            1_200**2 + 90**2,
-            1_000 * 1_200 + 300 * 90,
-            1_000**2 + 300**2,
-        )
-        cursor.execute("SELECT day, returns_cents FROM revenue_daily ORDER BY day")
-        assert cursor.fetchall() == [("2026-02-15", 700), ("2026-02-16", 590)]
+        assert cursor.fetchall() == [
+            ("2026-02-15", 2, 1_300, 700, 700**2, 1_000 * 700, 1_000**2 + 300**2),
+            ("2026-02-16", 0, 0, 590, 500**2 + 90**2, 0, 0),
+        ]
+
+
+def test_a_period_of_late_wins_alone_has_an_interval() -> None:
+    """Rounds ended one day, their wins landing the next beside rounds of that day: the
+    next day's report has an interval (a correction of the earlier rounds' moments
+    alone could make its variance negative)."""
+    late = [*slot_round("s1", 10_000, 0, 1_000)]
+    next_day = NOON + datetime.timedelta(days=1)
+    for n, (stake, won) in enumerate(((100, 0), (100, 90))):
+        late += [
+            event(provider_round.OPENED, f"t{n}", next_day, mode="real", provider_id="acme",
+                  theoretical_rtp="0.96"),
+            event(provider_round.BET_TAKEN, f"t{n}", next_day, amount_cents=stake),
+            event(provider_round.WIN_PAID, f"t{n}", next_day, amount_cents=won),
+            event(provider_round.ENDED, f"t{n}", next_day),
+        ]  # fmt: skip
+    cursor = feed(iter(late))
+    day = next_day.date()
+    found = reports.rtp_report(cursor, "real", "external", "acme", day, day)
+    assert found["rounds"] == 2 and found["difference_ci95"] is not None

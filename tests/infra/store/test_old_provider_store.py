@@ -64,19 +64,23 @@ def read(api: Api, path: str, role: dict[str, str] = OPERATOR) -> dict[str, Any]
 
 
 def interval_of_rounds(variant: str) -> dict[str, str] | None:
-    """The RTP interval over the providers' rounds over, as the old code answered them,
-    each counted with all it returned.
+    """The RTP interval over the providers' rounds over, as the old code answered them.
 
     Stop 44 counted a win that came after its round's end in the returns but not in
-    the interval's moments; today's (df7121e, read models @11, rebuilt at opening)
-    counts the round as if the win had come before its end, over any period holding
-    both. So the old store's report now gives, where a late win lies, the interval of
-    its rounds as they stand: every other figure as then."""
+    the interval's moments; today's (read models @11, rebuilt at opening) counts it
+    there as a return of its own on no stake. So the old store's report now gives,
+    where a late win lies (cw3, 3.00 in cr2), the interval of its rounds without it
+    and of that return beside them: every other figure as then."""
+    late = {"cr2": 300}  # the round's late win, in cents
     tally = Tally()
     for round_ in MANIFEST["rounds_seen"].values():
         if round_["status"] == "closed" and variant in ("", f"&variant={round_['variant']}"):
             staked, won = (int(Decimal(round_[name]) * 100) for name in ("staked", "won"))
-            tally.add_round(Rules(EXTERNAL, round_["variant"], 0, 0), {"0.96": (staked, won)})
+            after = late.get(round_["provider_round_id"], 0)
+            tally.add_round(
+                Rules(EXTERNAL, round_["variant"], 0, 0), {"0.96": (staked, won - after)}
+            )
+            tally.add(0, 0, after, after * after, 0, 0)
     interval = figures(tally).interval
     return None if interval is None else {"low": str(interval[0]), "high": str(interval[1])}
 
