@@ -21,6 +21,7 @@ import {
   unshuffledShoe,
 } from '../../infra/http/static/audit/verify.js';
 import { formatCents, roundBooks, walletId } from '../../infra/http/static/audit/ledger.js';
+import { checkCalls } from '../../infra/http/static/audit/external-view.js';
 
 const vectors = JSON.parse(readFileSync(process.env.VECTORS, 'utf8'));
 
@@ -248,4 +249,49 @@ test("each participant's balance before and after comes from the wallet events",
     ['dan', 'dealer', '2000.00', '2009.82', '0.18', 0n],
   ]);
   assert.deepEqual(lines.map((line) => line.who.id), ['dan', 'pat', 'pat', 'dan', 'dan']);
+});
+
+// A provider's round (rules.md 10): the page checks each call against the wallet event
+// that moved its money.
+const SLOT = { round_id: 'r-1', variant: 'acme' };
+const HOUSE = 'casino:games:acme';
+const call = (position, type, data) => ({ position, aggregate_id: 'r-1', type, topic: `casino:ProviderRound.${type}`, data });
+const move = (position, type, data) => ({ position, aggregate_id: 'w-1', type, topic: `casino:Wallet.${type}`, data: { round_id: 'r-1', ...data } });
+const stake = (position, id, cents, bonus = 0) =>
+  move(position, 'StakeTaken', { transaction_id: id, amount_cents: cents, bonus_cents: bonus, postings: [['player:sam', bonus - cents], ['bonus:sam', -bonus], [HOUSE, cents]] });
+const credit = (position, id, kind, cents) =>
+  move(position, 'Credited', { transaction_id: id, kind, amount_cents: cents, bonus_cents: 0, postings: [['player:sam', cents], [HOUSE, -cents]] });
+const PLAYED = [
+  call(1, 'BetTaken', { transaction_id: 'b1', amount_cents: 1000, bonus_cents: 400 }),
+  stake(2, 'b1', 1000, 400),
+  call(3, 'WinPaid', { transaction_id: 'w1', amount_cents: 2500, bonus_cents: 0 }),
+  credit(4, 'w1', 'win', 2500),
+  call(5, 'Ended', { reason: 'provider' }),
+  move(6, 'BonusWagered', { bonus_id: 'x', wagered_cents: 1000 }),
+  move(7, 'BonusConverted', { bonus_id: 'x', converted_cents: 100 }),
+];
+
+test("a provider's round is verified call by call, its wagering and conversion answering none", () => {
+  const found = checkCalls(SLOT, PLAYED);
+  assert.equal(found.state, 'verified', found.detail);
+  assert.match(found.detail, /stakes 10\.00 = rollbacks 0\.00 \+ wins 25\.00 \+ the house's result -15\.00 \(on casino:games:acme\)$/);
+});
+
+test('a call recorded twice finds no second wallet event', () => {
+  const twice = [...PLAYED, call(8, 'WinPaid', { transaction_id: 'w1', amount_cents: 2500, bonus_cents: 0 })];
+  const found = checkCalls(SLOT, twice);
+  assert.equal(found.state, 'mismatch');
+  assert.match(found.detail, /^the win w1 \(log position 8\) moved no money in the wallet$/);
+});
+
+test("a call and its wallet event rewritten alike still disagree with the house's posting", () => {
+  const rewritten = PLAYED.map((event) => (event.position === 3 || event.position === 4 ? { ...event, data: { ...event.data, amount_cents: 9900 } } : event));
+  const found = checkCalls(SLOT, rewritten);
+  assert.equal(found.state, 'mismatch');
+  assert.match(found.detail, /moved -25\.00 on casino:games:acme, not -99\.00/);
+});
+
+test("a stake's bonus part must be the call's", () => {
+  const other = PLAYED.map((event) => (event.position === 2 ? stake(2, 'b1', 1000, 300) : event));
+  assert.match(checkCalls(SLOT, other).detail, /says 4\.00 of bonus money, the wallet moved 3\.00/);
 });

@@ -100,6 +100,7 @@ class Casino:
     coup: str  # three players' coup at an American table, on a shuffled shoe, settled
     bonus: str  # a house round staked half with cash, half with bonus money, won
     external: str  # a provider's round: two bets, a rollback, a win, ended
+    external_bonus: str  # a provider's round staked partly with a bonus it converted
     house_banker_card: str  # the house round's banker card as dealt
     house_rewritten_card: str  # what the insider wrote in its place, in the copy
 
@@ -142,7 +143,8 @@ def _play_rounds(api: Api) -> dict[str, str]:
     assert blackjack_bet(api, blackjack, 1, "10.00").status_code == 201
     assert blackjack_deal(api, blackjack).json()["status"] == "in_play"
     rounds = {"p2p": p2p, "house": house["round_id"], "blackjack": blackjack}
-    return {**rounds, "coup": _coup(api), "bonus": _bonus_round(api), "external": _slot(api)}
+    return {**rounds, "coup": _coup(api), "bonus": _bonus_round(api), "external": _slot(api),
+            "external_bonus": _bonus_slot(api)}  # fmt: skip
 
 
 def _slot(api: Api) -> str:
@@ -160,6 +162,26 @@ def _slot(api: Api) -> str:
     ):
         assert call.status_code == 200, call.text
     found = api.get("/v1/rounds?player_id=sam", headers=AUDITOR).json()["rounds"]
+    round_id: str = found[0]["round_id"]
+    return round_id
+
+
+def _bonus_slot(api: Api) -> str:
+    """Bo bets $30 at a provider that allows bonus money: $10 cash, $20 of a bonus at
+    1x, which the round's end converts (its trail then holds the wagering and the
+    conversion beside the calls)."""
+    register(api.client, "bonusy", bonus_allowed=True)
+    api.player("bo", real="10.00")
+    grant = {"amount": "20.00", "wagering": 1, "expires_in_days": 30}
+    assert api.post("/v1/players/bo/bonuses", grant, headers=OPERATOR).status_code == 201
+    token, provider = open_session(api.client, "bo", "bonusy"), ProviderClient(api.client, "bonusy")
+    for call in (
+        provider.bet(token, "b1", "spin-1", "30.00"),
+        provider.win(token, "w1", "spin-1", "12.00"),
+        provider.end_round(token, "spin-1"),
+    ):
+        assert call.status_code == 200, call.text
+    found = api.get("/v1/rounds?player_id=bo", headers=AUDITOR).json()["rounds"]
     round_id: str = found[0]["round_id"]
     return round_id
 
@@ -362,6 +384,12 @@ def _scenarios(casino: Casino) -> list[dict[str, Any]]:
                 "sections": "#content section h2",
                 "links": "#contents a:not([hidden])",
             },
+            "attributes": verdict,
+        },
+        {
+            "name": "provider-round-with-bonus",
+            "path": f"/audit/rounds/{casino.external_bonus}#key=dev-auditor",
+            "extract": {**record, "calls": "#call-lines tbody tr"},
             "attributes": verdict,
         },
         {
@@ -680,7 +708,7 @@ def test_a_providers_round_shows_its_calls_each_matched_to_the_wallet(
     assert result["attributes"]["verdict"] == ["verified"]
     assert texts["verdict"][0] == (
         "✓ VERIFIED: each of the 4 calls moved exactly its amount in the wallet; stakes"
-        " 15.00 = rollbacks 5.00 + wins 25.00 + the house's result -15.00"
+        " 15.00 = rollbacks 5.00 + wins 25.00 + the house's result -15.00 (on casino:games:acme)"
     )
     calls = [row.split("\t")[2:6] for row in texts["calls"]]
     assert calls == [
@@ -704,3 +732,14 @@ def test_a_providers_credit_rewritten_in_the_store_is_named(
     assert result["attributes"]["verdict"] == ["mismatch"]
     said = r"the win w1 \(log position \d+\) says 25\.00, the wallet moved 125\.00"
     assert re.fullmatch(rf"✗ MISMATCH: {said} \(log position \d+\)", verdict), verdict
+
+
+def test_a_providers_round_under_a_bonus_is_verified_with_its_wagering_beside_it(
+    seen: dict[str, dict[str, Any]],
+) -> None:
+    result = _page(seen, "provider-round-with-bonus")
+    assert result["attributes"]["verdict"] == ["verified"], result["texts"]["verdict"]
+    calls = [row.split("\t")[2:7] for row in result["texts"]["calls"]]
+    assert calls == [["bet", "b1", "—", "-30.00", "20.00"], ["win", "w1", "—", "+12.00", "8.00"]]
+    ledger = [line.split("\t")[3] for line in result["texts"]["ledger"]]
+    assert "stakes counted towards the bonus" in ledger and "bonus converted to cash" in ledger

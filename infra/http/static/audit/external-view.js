@@ -15,53 +15,88 @@ const CALLS = {
   WinPaid: { call: 'win', wallet: 'Credited', kind: 'win', sign: 1n },
 };
 
+const MONEY_MOVES = ['StakeTaken', 'Credited'];
 const mono = (text) => h('span', { class: 'mono' }, text);
 const none = (text) => h('span', { class: 'none' }, text);
 
-/** The round's calls in log order, each with the wallet event of its transaction id. */
+/**
+ * The round's calls in log order, each with the wallet event of its transaction id (each
+ * wallet event answers one call at most), and the round's money moves no call answers.
+ * Only a stake taken or a credit moves a call's money: the round's other wallet events
+ * (the wagering counted at its end, a bonus converted then) answer no call.
+ */
 export function pairCalls(round, events) {
-  const wallet = events.filter((event) => event.topic.startsWith(WALLET_TOPIC) && event.data.round_id === round.round_id);
+  const moves = events.filter(
+    (event) => event.topic.startsWith(WALLET_TOPIC) && MONEY_MOVES.includes(event.type) && event.data.round_id === round.round_id,
+  );
+  const used = new Set();
   const calls = events
     .filter((event) => event.aggregate_id === round.round_id && CALLS[event.type])
     .map((event) => {
       const { wallet: type, kind } = CALLS[event.type];
-      const match = wallet.find(
-        (candidate) => candidate.type === type && candidate.data.transaction_id === event.data.transaction_id && (!kind || candidate.data.kind === kind),
+      const match = moves.find(
+        (candidate) =>
+          !used.has(candidate) && candidate.type === type && candidate.data.transaction_id === event.data.transaction_id && (!kind || candidate.data.kind === kind),
       );
+      if (match) used.add(match);
       return { event, ...CALLS[event.type], money: match || null };
     });
-  const paired = new Set(calls.map((call) => call.money).filter(Boolean));
-  return { calls, unpaired: wallet.filter((event) => !paired.has(event)) };
+  return { calls, unpaired: moves.filter((event) => !used.has(event)) };
+}
+
+/** What a wallet event posted to the house's side of the provider's games. */
+function housePosted(event, houseAccount) {
+  const postings = Array.isArray(event.data.postings) ? event.data.postings : [];
+  return postings.filter(([account]) => account === houseAccount).reduce((sum, [, cents]) => sum + BigInt(cents), 0n);
+}
+
+/** Why a call and the wallet event paired with it disagree, or null. */
+function disagreement(call, houseAccount) {
+  const said = call.event.data;
+  const { data } = call.money;
+  const where = `(log position ${call.money.position})`;
+  if (data.amount_cents !== said.amount_cents) {
+    return `says ${formatCents(said.amount_cents)}, the wallet moved ${formatCents(data.amount_cents)} ${where}`;
+  }
+  if ((data.bonus_cents || 0) !== (said.bonus_cents || 0)) {
+    return `says ${formatCents(said.bonus_cents || 0)} of bonus money, the wallet moved ${formatCents(data.bonus_cents || 0)} ${where}`;
+  }
+  const postings = Array.isArray(data.postings) ? data.postings : [];
+  if (postings.reduce((sum, [, cents]) => sum + BigInt(cents), 0n) !== 0n) return `has postings that do not balance ${where}`;
+  const house = housePosted(call.money, houseAccount);
+  if (house !== -call.sign * BigInt(said.amount_cents)) {
+    return `moved ${formatChange(house)} on ${houseAccount}, not ${formatChange(-call.sign * BigInt(said.amount_cents))} ${where}`;
+  }
+  return null;
 }
 
 /**
- * Whether the wallet moved what the calls say: each call has its wallet event of the same
- * transaction id and amount, no wallet event of the round is left over, and the round's
- * stakes equal its rollbacks, wins and the house's result. {state, title, detail}.
+ * Whether the wallet moved what the calls say: each call has its own wallet event of the
+ * same transaction id, amount and bonus part, balanced, posting the amount to the house's
+ * side (casino:games:{provider}); no stake or credit of the round is left over. The
+ * house's result is read off those postings. {state, title, detail}.
  */
 export function checkCalls(round, events) {
+  const houseAccount = `casino:games:${round.variant}`;
   const { calls, unpaired } = pairCalls(round, events);
   for (const call of calls) {
     const what = `the ${call.call} ${call.event.data.transaction_id} (log position ${call.event.position})`;
     if (!call.money) return mismatch(`${what} moved no money in the wallet`);
-    if (call.money.data.amount_cents !== call.event.data.amount_cents) {
-      const [said, moved] = [call.event.data.amount_cents, call.money.data.amount_cents].map(formatCents);
-      return mismatch(`${what} says ${said}, the wallet moved ${moved} (log position ${call.money.position})`);
-    }
+    const problem = disagreement(call, houseAccount);
+    if (problem) return mismatch(`${what} ${problem}`);
   }
   if (unpaired.length) {
     const [first] = unpaired;
     return mismatch(`the wallet event at log position ${first.position} (${first.type} ${first.data.transaction_id}) answers no call of the round`);
   }
   const sum = (call) => calls.filter((found) => found.call === call).reduce((total, found) => total + BigInt(found.event.data.amount_cents), 0n);
-  const [staked, rolledBack, won] = [sum('bet'), sum('rollback'), sum('win')];
-  const house = staked - rolledBack - won;
+  const house = calls.reduce((total, call) => total + housePosted(call.money, houseAccount), 0n);
   return {
     state: 'verified',
     title: 'Verified',
     detail:
-      `each of the ${calls.length} calls moved exactly its amount in the wallet; stakes ${formatCents(staked)} = ` +
-      `rollbacks ${formatCents(rolledBack)} + wins ${formatCents(won)} + the house's result ${formatChange(house)}`,
+      `each of the ${calls.length} calls moved exactly its amount in the wallet; stakes ${formatCents(sum('bet'))} = ` +
+      `rollbacks ${formatCents(sum('rollback'))} + wins ${formatCents(sum('win'))} + the house's result ${formatChange(house)} (on ${houseAccount})`,
   };
 }
 

@@ -21,6 +21,7 @@ const LEDGER_ENTRIES = {
   BonusSettled: 'bonus result (bonus hold released)',
   BonusConverted: 'bonus converted to cash',
   StakeTaken: 'stake taken',
+  BonusWagered: 'stakes counted towards the bonus',
 };
 
 /** Every section of the record, the fairness check done first. */
