@@ -200,13 +200,24 @@ def tenant_apps(tenants: dict[str, Any]) -> Any:
     from infra.tenants import load_tenants
 
     def opener(name: str, tenant: Any) -> Any:
-        problem = reach.unreachable(tenant.settings.database_url)
-        if problem is not None:  # its database down: a fault, tried again (TenantApps)
+        """The tenant's app over its store; StoreNotOpened while its database is down
+        (a fault, tried again: TenantApps), else what stops a start."""
+        url = tenant.settings.database_url
+        if (problem := reach.down(url)) is not None:
             raise StoreNotOpened(problem)
-        store = open_configured_store(
-            tenant.settings, sealed=True, serving=True, name=f"casino-serve-{name}"
-        )
-        return create_app(store, tenant.settings, tenant=name)
+        try:
+            store = open_configured_store(
+                tenant.settings, sealed=True, serving=True, name=f"casino-serve-{name}"
+            )
+        except typer.Exit:
+            if (problem := reach.down(url)) is not None:  # it went down as it opened
+                raise StoreNotOpened(problem) from None
+            raise
+        try:
+            return create_app(store, tenant.settings, tenant=name)
+        except BaseException:
+            store.close()
+            raise
 
     base = cli_store.base_settings_or_exit()
     listed = Path(base.tenants.strip())
@@ -225,6 +236,9 @@ def tenant_apps(tenants: dict[str, Any]) -> Any:
             log = get_logger("casino.serve")
             log.error("tenant_not_opened", tenant=name, error=why, detail=str(error)[:300])
             waiting[name] = (tenant, why)
+    if not apps:
+        typer.echo("no tenant's database can be reached: nothing to serve", err=True)
+        raise typer.Exit(USAGE_ERROR)
     try:
         return TenantApps(
             apps, waiting=waiting, directory=directory, reload=lambda: load_tenants(base),

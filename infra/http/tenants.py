@@ -182,7 +182,7 @@ class TenantApps:
             await (await self._ready())(scope, receive, send)
             return
         if scope["type"] == "http" and path == "/metrics":
-            await (await run_in_threadpool(self._metrics))(scope, receive, send)
+            await (await run_in_threadpool(self._metrics, dict(self.apps)))(scope, receive, send)
             return
         tenant = self.tenant_of(scope) if scope["type"] == "http" else None
         if tenant is None and scope["type"] == "http" and path.startswith(WALLET_CALLS):
@@ -259,17 +259,32 @@ class TenantApps:
             for name, (tenant, _) in list(self.waiting.items()):
                 with structlog.contextvars.bound_contextvars(tenant=name):
                     try:
-                        app = await run_in_threadpool(self.opener, name, tenant)
-                        await self._start(name, app)
+                        app = await self._open(name, tenant)
                     except Exception as error:  # a fault, or worse: it stays refused
-                        self.waiting[name] = (tenant, _why(error))
+                        if name in self.waiting:
+                            self.waiting[name] = (self.waiting[name][0], _why(error))
                         level = log.warning if is_store_fault(error) else log.error
                         level("tenant_not_opened", error=_why(error), detail=_first_line(error))
                         continue
+                    latest = self.waiting.get(name, (tenant, ""))[0]
                     self._opened(name, app)
                     log.info("tenant_opened", store=tenant.location)
+                    # Its directory entry as it stands now: moved or fenced meanwhile.
+                    await self._follow(name, latest)
+
+    async def _open(self, name: str, tenant: Tenant) -> FastAPI:
+        """The tenant's app, opened and started; nothing left open if it fails."""
+        assert self.opener is not None
+        app = await run_in_threadpool(self.opener, name, tenant)
+        try:
+            await self._start(name, app)
+        except BaseException:
+            await run_in_threadpool(app.state.store.close)
+            raise
+        return app
 
     def _opened(self, name: str, app: FastAPI) -> None:
+        """A tenant that waited, served from now on."""
         app.state.provider_elsewhere = self._elsewhere(name)
         self._places[name] = _place(app.state.settings)
         self.apps[name] = app
@@ -307,6 +322,8 @@ class TenantApps:
             for name, tenant in tenants.items():
                 if name in self.apps:
                     await self._follow(name, tenant)
+                elif name in self.waiting:  # opened, when it opens, where it is now
+                    self.waiting[name] = (tenant, self.waiting[name][1])
 
     async def _follow(self, name: str, tenant: Tenant) -> None:
         place = _place(tenant.settings)
@@ -371,8 +388,10 @@ class TenantApps:
             checks = [Check("store", False, NO_ANSWER)]
         return checks
 
-    def _metrics(self) -> Response:
-        registries = {name: app.state.metrics.registry for name, app in self.apps.items()}
+    def _metrics(self, apps: dict[str, FastAPI]) -> Response:
+        """Every tenant's metrics (`apps` copied on the event loop, where a tenant that
+        opens is added, not in this thread)."""
+        registries = {name: app.state.metrics.registry for name, app in apps.items()}
         return Response(tenants_exposition(registries), media_type=CONTENT_TYPE)
 
 

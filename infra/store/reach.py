@@ -45,6 +45,39 @@ def unreachable(url: str) -> str | None:
     return None
 
 
+def down(url: str) -> str | None:
+    """Why no database server answers at CASINO_DATABASE_URL (none listens, the host
+    does not answer, it is starting or shutting down), or None. A server that answers
+    and refuses (a wrong password, no such database) is not down: that is a setting to
+    fix. A SQLite file is never down."""
+    if url.startswith("sqlite:///"):
+        return None
+    import psycopg
+
+    try:
+        conninfo = url.replace("postgres://", "postgresql://", 1)
+        with psycopg.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_SECONDS) as connection:
+            connection.execute("SELECT 1")
+    except psycopg.Error as error:
+        if _answered_and_refused(str(error)):
+            return None
+        return f"CASINO_DATABASE_URL: cannot reach {shown_url(url)}: {first_line(error)}"
+    return None
+
+
+# What a server says while it cannot take a connection yet, or for now (SQLSTATE 57P03,
+# 57P01, 53300): down, as far as a start is concerned.
+NOT_YET = ("starting up", "shutting down", "in recovery mode", "too many clients")
+
+
+def _answered_and_refused(message: str) -> bool:
+    """Whether a failed connection's message is a server's refusal: libpq prefixes what
+    the server sent with its severity ("FATAL:  password authentication failed", "FATAL:
+    database ... does not exist"); a refused or timed-out connection has none. psycopg
+    gives no SQLSTATE for a connection that failed, so the message is what there is."""
+    return "FATAL:" in message and not any(words in message for words in NOT_YET)
+
+
 def _sqlite_unreachable(path: Path) -> str | None:
     if not path.exists():
         return None  # Whether a missing file may be created is the command's to say.

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import typer
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -164,3 +165,63 @@ def test_a_tenant_whose_cluster_is_down_at_start_waits_while_the_others_serve(
         assert client.get("/v1/players/alice", headers=beta.headers()).status_code == 200
         assert client.get("/v1/health/ready").json()["status"] in ("ready", "degraded")
         assert "beta" in served.apps and not served.waiting
+
+
+def test_a_tenant_whose_server_answers_and_refuses_stops_the_start(
+    spread: dict[str, Brand], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a database that does not answer waits: one that answers and refuses (here,
+    no such database) is a setting to fix, and the start stops, naming it."""
+    entries = {name: brand.entry for name, brand in spread.items()}
+    entries["beta"] = {**entries["beta"], "database_url": f"{POSTGRES_URL}_no_such_database"}
+    monkeypatch.setenv("CASINO_TENANTS", json.dumps({"tenants": entries}))
+    with pytest.raises(typer.Exit) as stopped:
+        tenant_apps(tenants_or_exit())
+    assert stopped.value.exit_code == 2
+
+
+def test_no_tenant_reachable_stops_the_start(
+    spread: dict[str, Brand], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nowhere = "postgresql://postgres@127.0.0.1:1/test"  # nothing listens on port 1
+    entries = {name: {**brand.entry, "database_url": nowhere} for name, brand in spread.items()}
+    monkeypatch.setenv("CASINO_TENANTS", json.dumps({"tenants": entries}))
+    with pytest.raises(typer.Exit) as stopped:
+        tenant_apps(tenants_or_exit())
+    assert stopped.value.exit_code == 2
+
+
+def test_a_waiting_tenant_opens_where_the_directory_says_now(
+    spread: dict[str, Brand],
+    second_cluster: Cluster,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its cluster down at start, an operator points the tenant elsewhere in the
+    directory file: the retry opens it there, not at the place it had at start."""
+    directory = tmp_path / "tenants.json"
+    entries = {name: brand.entry for name, brand in spread.items()}
+    directory.write_text(json.dumps({"tenants": entries}))
+    monkeypatch.setenv("CASINO_TENANTS", str(directory))
+    monkeypatch.setattr(http_tenants, "TENANT_RETRY_SECONDS", 0.5)
+    stop(second_cluster)
+    served = tenant_apps(tenants_or_exit())
+    assert list(served.waiting) == ["beta"]
+    moved_schema = f"t_{uuid.uuid4().hex[:16]}"
+    entries["beta"] = {**entries["beta"], "database_url": POSTGRES_URL,
+                       "postgres_schema": moved_schema}  # fmt: skip
+    try:
+        with TestClient(served) as client:
+            directory.write_text(json.dumps({"tenants": entries}))
+            player = {"player_id": "bea", "display_name": "Bea"}
+
+            def registered() -> int:
+                headers = spread["beta"].headers(key="beta-moved")
+                return client.post("/v1/players", json=player, headers=headers).status_code
+
+            assert eventually(registered, lambda status: status == 201, seconds=60) == 201
+            opened = served.apps["beta"].state.settings
+            assert (opened.database_url, opened.postgres_schema) == (POSTGRES_URL, moved_schema)
+    finally:
+        start(second_cluster)
+        drop_schema(POSTGRES_URL, moved_schema)
