@@ -32,6 +32,12 @@ class SecretKeyError(Exception):
     """The secret key is missing or cannot open what was sealed; the message says which."""
 
 
+class SecretUnopened(SecretKeyError):
+    """A sealed secret this server's key does not open: the server runs with another
+    CASINO_SECRET_KEY than the one that sealed it (a configuration fault, answered 503
+    secret_key_mismatch; or the sealed text was changed, which the log's seals name)."""
+
+
 class AesGcmBox:
     """Seals with one AES-256-GCM key; opens only what that key sealed for that context."""
 
@@ -53,14 +59,15 @@ class AesGcmBox:
 
     def open(self, sealed: str, context: str) -> bytes:
         if not sealed.startswith(PREFIX) or len(sealed) > SEALED_LENGTH_MAX:
-            raise SecretKeyError("not a secret this service sealed")
+            raise SecretUnopened("not a secret this service sealed")
         raw = base64.urlsafe_b64decode(sealed.removeprefix(PREFIX))
         try:
             return self._aead.decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], context.encode())
         except InvalidTag:
-            raise SecretKeyError(
-                "CASINO_SECRET_KEY does not open a round's sealed seed: it is not the key "
-                "the round was opened with"
+            raise SecretUnopened(
+                "CASINO_SECRET_KEY does not open a secret the service sealed (a round's "
+                "seed, a provider's secrets, a game session's token in a receipt): it is not "
+                "the key it was sealed with"
             ) from None
 
 

@@ -44,6 +44,7 @@ from infra.http.routes import (
 from infra.http.strict_json import BODY_PROBLEM, StrictJsonBodies
 from infra.logs import get_logger
 from infra.metrics import Metrics
+from infra.secrets import SecretUnopened
 from infra.significant import StartRecord, Throttle
 from infra.store.faults import FAULT_CLASSES, NOT_KNOWN, STORE, is_store_fault
 from infra.store.reach import first_line
@@ -244,6 +245,12 @@ def _add_error_handlers(api: FastAPI) -> None:
         # A rotation to finish on this server: a configuration fault, not tampering.
         faults.failed("seal_key_retired", error)
         return problem_response(503, "seal_key_retired", str(error))
+
+    @api.exception_handler(SecretUnopened)
+    async def unopened(_: Request, error: SecretUnopened) -> JSONResponse:
+        # This server's CASINO_SECRET_KEY is not the one that sealed it: a setting to fix.
+        faults.failed("secret_key_mismatch", error)
+        return problem_response(503, "secret_key_mismatch", str(error))
 
     @api.exception_handler(LogTampered)
     async def tampered(_: Request, error: LogTampered) -> JSONResponse:

@@ -163,7 +163,7 @@ def traits_of(route: Any, method: str) -> Traits:
             refusals[400].add("idempotency_key_missing")
         refusals[422] |= {"idempotency_key_reused", "idempotency_key_expired"}
         refusals[503] |= {"concurrent_update", "receipt_unsealed", "log_tampered",
-                          "seal_key_retired"}  # fmt: skip
+                          "seal_key_retired", "secret_key_mismatch"}  # fmt: skip
     if traits.reads_projections:
         refusals[503] |= {"projection_behind", "projection_failed", "read_model_unavailable"}
     for name in _validated_names(route):

@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from infra.audit.verify import verify
+from infra.secrets import AesGcmBox, new_key, parse_key
 from infra.store.store import Store
 from infra.workers import LapsedProviderRoundWorker
 from tests.conftest import AUDITOR, OPERATOR, SERVICE, Api, every_store_event
@@ -687,3 +688,17 @@ def test_a_sessions_token_is_answered_again_but_never_stored_in_clear(
     assert kept and token.encode() not in kept
     assert token not in repr([vars(event) for event in every_store_event(store)])
     assert provider.balance(token).json()["cash"] == "100.00"  # and it opens the session
+
+
+def test_a_receipt_sealed_under_another_secret_key_is_a_named_503_not_a_500(
+    provider: ProviderClient, client: TestClient, store: Store
+) -> None:
+    """A server restarted with another CASINO_SECRET_KEY cannot open the token its
+    receipt keeps sealed: it says so (a setting to fix), and hands out no other token."""
+    body = {"provider_id": "acme", "game_id": "starburst", "mode": "real"}
+    headers = {**SERVICE, "Idempotency-Key": "open-once"}
+    assert client.post("/v1/players/alice/game-sessions", json=body, headers=headers).is_success
+    store.commands.box = AesGcmBox(parse_key(new_key()))
+    again = client.post("/v1/players/alice/game-sessions", json=body, headers=headers)
+    assert (again.status_code, again.json()["code"]) == (503, "secret_key_mismatch")
+    assert "CASINO_SECRET_KEY" in again.json()["detail"]
