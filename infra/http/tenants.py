@@ -95,12 +95,12 @@ class TenantApps:
         self.waiting = dict(waiting or {})
         if not apps and not self.waiting:
             raise ValueError("no tenant")
-        self.apps = apps
+        self.apps: dict[str, FastAPI] = {}
+        self.front: FastAPI | None = None
         self.directory, self.reload, self.opener = directory, reload, opener
-        self._places = {name: _place(app.state.settings) for name, app in apps.items()}
+        self._places: dict[str, tuple[str, str]] = {}
         self._stacks: dict[str, AsyncExitStack] = {}
         self._switching: set[str] = set()  # tenants being opened at their new place
-        self.front = next(iter(apps.values()), None)
         self._by_digest: dict[bytes, str] = {}
         keys = {name: list(app.state.api_keys) for name, app in apps.items()}
         keys |= {name: list(tenant.settings.keys()) for name, (tenant, _) in self.waiting.items()}
@@ -116,7 +116,18 @@ class TenantApps:
         self._providers: dict[str, str] = {}
         self._unknown: dict[str, float] = {}
         for name, app in apps.items():
-            app.state.provider_elsewhere = self._elsewhere(name)
+            self._serve(name, app)
+
+    def _serve(self, name: str, app: FastAPI) -> None:
+        """The tenant's requests go to `app` from now on (at start, once it opened after
+        waiting, or reopened at its new place): it asks the other tenants whether a
+        provider id is theirs, and answers keyless requests if it is the first open."""
+        app.state.provider_elsewhere = self._elsewhere(name)
+        self._places[name] = _place(app.state.settings)
+        old = self.apps.get(name)
+        self.apps[name] = app
+        if self.front is None or self.front is old:
+            self.front = app
 
     def _elsewhere(self, tenant: str) -> Callable[[str], bool]:
         def provider_elsewhere(provider_id: str) -> bool:
@@ -285,13 +296,9 @@ class TenantApps:
 
     def _opened(self, name: str, app: FastAPI) -> None:
         """A tenant that waited, served from now on."""
-        app.state.provider_elsewhere = self._elsewhere(name)
-        self._places[name] = _place(app.state.settings)
-        self.apps[name] = app
+        self._serve(name, app)
         self.waiting.pop(name, None)
         self._unknown.clear()  # a provider id not found before may be this tenant's
-        if self.front is None:
-            self.front = app
 
     async def _start(self, name: str, app: FastAPI) -> None:
         stack = AsyncExitStack()
@@ -335,7 +342,6 @@ class TenantApps:
             except Exception as error:  # still refused: the operator's to see
                 log.error("tenant_not_reopened", tenant=name, error=repr(error)[:300])
                 return
-            self._places[name] = place
             self._switching.discard(name)
         if tenant.fenced:
             self.fence(name, FENCE_SECONDS_MAX)
@@ -352,11 +358,7 @@ class TenantApps:
         with structlog.contextvars.bound_contextvars(tenant=name):
             await self._stacks.pop(name).aclose()
             await run_in_threadpool(old.state.store.close)
-            new = await run_in_threadpool(self.opener, name, tenant)
-            await self._start(name, new)
-            self.apps[name] = new
-            if self.front is old:
-                self.front = new
+            self._serve(name, await self._open(name, tenant))
             log.info("tenant_moved", store=tenant.location)
 
     async def _ready(self) -> FastJSONResponse:
