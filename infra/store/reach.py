@@ -34,15 +34,8 @@ def unreachable(url: str) -> str | None:
     nothing: a SQLite file is only opened if it is there, PostgreSQL is only asked."""
     if url.startswith("sqlite:///"):
         return _sqlite_unreachable(Path(url.removeprefix("sqlite:///")))
-    import psycopg
-
-    try:
-        conninfo = url.replace("postgres://", "postgresql://", 1)
-        with psycopg.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_SECONDS) as connection:
-            connection.execute("SELECT 1")
-    except psycopg.Error as error:
-        return f"CASINO_DATABASE_URL: cannot reach {shown_url(url)}: {first_line(error)}"
-    return None
+    error = _postgres_error(url)
+    return None if error is None else _cannot_reach(url, error)
 
 
 def down(url: str) -> str | None:
@@ -52,6 +45,14 @@ def down(url: str) -> str | None:
     fix. A SQLite file is never down."""
     if url.startswith("sqlite:///"):
         return None
+    error = _postgres_error(url)
+    if error is None or _answered_and_refused(str(error)):
+        return None
+    return _cannot_reach(url, error)
+
+
+def _postgres_error(url: str) -> Exception | None:
+    """What a connection to the PostgreSQL database and a `SELECT 1` raise, if anything."""
     import psycopg
 
     try:
@@ -59,10 +60,12 @@ def down(url: str) -> str | None:
         with psycopg.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_SECONDS) as connection:
             connection.execute("SELECT 1")
     except psycopg.Error as error:
-        if _answered_and_refused(str(error)):
-            return None
-        return f"CASINO_DATABASE_URL: cannot reach {shown_url(url)}: {first_line(error)}"
+        return error
     return None
+
+
+def _cannot_reach(url: str, error: Exception) -> str:
+    return f"CASINO_DATABASE_URL: cannot reach {shown_url(url)}: {first_line(error)}"
 
 
 # What a server says while it cannot take a connection yet, or for now (SQLSTATE 57P03,
