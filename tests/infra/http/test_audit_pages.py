@@ -153,17 +153,14 @@ def _slot(api: Api) -> str:
     register(api.client)
     api.player("sam", real="100.00")
     token, provider = open_session(api.client, "sam"), ProviderClient(api.client)
-    for call in (
+    calls = (
         provider.bet(token, "b1", "spin-1", "10.00"),
         provider.bet(token, "b2", "spin-1", "5.00"),
         provider.rollback(token, "rb1", "b2"),
         provider.win(token, "w1", "spin-1", "25.00"),
         provider.end_round(token, "spin-1"),
-    ):
-        assert call.status_code == 200, call.text
-    found = api.get("/v1/rounds?player_id=sam", headers=AUDITOR).json()["rounds"]
-    round_id: str = found[0]["round_id"]
-    return round_id
+    )
+    return _round_played(api, "sam", calls)
 
 
 def _bonus_slot(api: Api) -> str:
@@ -175,13 +172,19 @@ def _bonus_slot(api: Api) -> str:
     grant = {"amount": "20.00", "wagering": 1, "expires_in_days": 30}
     assert api.post("/v1/players/bo/bonuses", grant, headers=OPERATOR).status_code == 201
     token, provider = open_session(api.client, "bo", "bonusy"), ProviderClient(api.client, "bonusy")
-    for call in (
+    calls = (
         provider.bet(token, "b1", "spin-1", "30.00"),
         provider.win(token, "w1", "spin-1", "12.00"),
         provider.end_round(token, "spin-1"),
-    ):
+    )
+    return _round_played(api, "bo", calls)
+
+
+def _round_played(api: Api, player_id: str, calls: tuple[Any, ...]) -> str:
+    """The id of the player's one round, each of the provider's calls in it answered."""
+    for call in calls:
         assert call.status_code == 200, call.text
-    found = api.get("/v1/rounds?player_id=bo", headers=AUDITOR).json()["rounds"]
+    found = api.get(f"/v1/rounds?player_id={player_id}", headers=AUDITOR).json()["rounds"]
     round_id: str = found[0]["round_id"]
     return round_id
 
