@@ -234,7 +234,7 @@ def tenant_apps(tenants: dict[str, Any]) -> Any:
                 raise
             why = type(error).__name__
             log = get_logger("casino.serve")
-            log.error("tenant_not_opened", tenant=name, error=why, detail=str(error)[:300])
+            log.error("tenant_not_opened", tenant=name, error=why, detail=reach.first_line(error))
             waiting[name] = (tenant, why)
     if not apps:
         typer.echo("no tenant's database can be reached: nothing to serve", err=True)

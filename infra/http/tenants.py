@@ -55,6 +55,7 @@ from infra.http.routes.health import CRITICAL, NO_ANSWER, Check, readiness, with
 from infra.logs import get_logger
 from infra.metrics import CONTENT_TYPE, tenants_exposition
 from infra.store.faults import StoreNotOpened, is_store_fault
+from infra.store.reach import first_line
 from infra.tenant_move import DIRECTORY_POLL_SECONDS
 from infra.tenants import Tenant
 
@@ -275,7 +276,7 @@ class TenantApps:
                         if name in self.waiting:
                             self.waiting[name] = (self.waiting[name][0], _why(error))
                         level = log.warning if is_store_fault(error) else log.error
-                        level("tenant_not_opened", error=_why(error), detail=_first_line(error))
+                        level("tenant_not_opened", error=_why(error), detail=first_line(error))
                         continue
                     latest = self.waiting.get(name, (tenant, ""))[0]
                     self._opened(name, app)
@@ -414,11 +415,6 @@ def _why(error: BaseException) -> str:
     """An error's class alone, for readiness and a refusal, which anyone may read: its
     message names hosts and ports (the log line has it)."""
     return type(error).__name__
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error)
-    return text.splitlines()[0][:300] if text else ""
 
 
 def _digest(key: str) -> bytes:
